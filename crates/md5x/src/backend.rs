@@ -1,0 +1,281 @@
+//! Which kernel runs: the [`Backend`] enum, CPU detection (done once, cached in an
+//! atomic) and the process-wide override (`MD5X_BACKEND`, or [`Backend::force`]).
+
+use core::fmt;
+use core::str::FromStr;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::kernels;
+
+/// A set of MD5 kernels this crate can run.
+///
+/// Every backend computes exactly the same digests; they differ only in speed. The
+/// process uses [`Backend::active`], which is the best backend for this CPU unless the
+/// environment variable `MD5X_BACKEND` names another one (or [`Backend::force`] was
+/// called). Tests and benchmarks pick backends explicitly with [`Md5::with_backend`].
+///
+/// ```
+/// use md5x::Backend;
+/// let best = Backend::detected();
+/// assert!(best.is_supported());
+/// assert!(Backend::all_supported().any(|b| b == Backend::Portable));
+/// assert_eq!("portable".parse::<Backend>().unwrap(), Backend::Portable);
+/// ```
+///
+/// [`Md5::with_backend`]: crate::Md5::with_backend
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Safe, portable Rust: runs everywhere, the reference for all other kernels.
+    Portable,
+}
+
+impl Backend {
+    /// Every backend this build knows, from the slowest to the fastest.
+    pub const ALL: &'static [Backend] = &[Backend::Portable];
+
+    /// The backend's name, as `MD5X_BACKEND` and `--backend` spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+        }
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Backend::Portable => true,
+        }
+    }
+
+    /// The fastest backend this CPU supports, detected once and cached.
+    pub fn detected() -> Backend {
+        static DETECTED: AtomicU8 = AtomicU8::new(UNSET);
+        if let Some(b) = Self::from_code(DETECTED.load(Ordering::Relaxed)) {
+            return b;
+        }
+        let best = Self::ALL
+            .iter()
+            .rev()
+            .copied()
+            .find(|b| b.is_supported())
+            .unwrap_or(Backend::Portable);
+        DETECTED.store(best.code(), Ordering::Relaxed);
+        best
+    }
+
+    /// The backends this CPU can run, slowest first.
+    pub fn all_supported() -> impl Iterator<Item = Backend> + Clone {
+        Self::ALL.iter().copied().filter(|b| b.is_supported())
+    }
+
+    /// The backend new hashers use: the one forced with [`Backend::force`], else the
+    /// one `MD5X_BACKEND` names, else [`Backend::detected`]. Cached after the first call.
+    ///
+    /// # Panics
+    ///
+    /// If `MD5X_BACKEND` names an unknown backend, or one this CPU cannot run: md5x never
+    /// falls back silently from a backend it was told to use. Programs that want to
+    /// report that error themselves call [`Backend::from_env`] first.
+    pub fn active() -> Backend {
+        if let Some(b) = Self::from_code(ACTIVE.load(Ordering::Relaxed)) {
+            return b;
+        }
+        Self::init_active()
+    }
+
+    #[cold]
+    fn init_active() -> Backend {
+        let chosen = match Self::from_env() {
+            Ok(Some(b)) => b,
+            Ok(None) => Self::detected(),
+            Err(e) => panic!("MD5X_BACKEND: {e}"),
+        };
+        // A concurrent `force` wins over the environment.
+        match ACTIVE.compare_exchange(UNSET, chosen.code(), Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => chosen,
+            Err(code) => Self::from_code(code).unwrap_or(chosen),
+        }
+    }
+
+    /// The backend `MD5X_BACKEND` names: `Ok(None)` when it is unset or empty, an error
+    /// when it names an unknown backend or one this CPU cannot run.
+    pub fn from_env() -> Result<Option<Backend>, BackendError> {
+        #[cfg(feature = "std")]
+        {
+            match std::env::var_os("MD5X_BACKEND") {
+                None => Ok(None),
+                Some(v) if v.is_empty() => Ok(None),
+                Some(v) => {
+                    let s = v.to_string_lossy();
+                    s.parse::<Backend>()?.require_supported().map(Some)
+                }
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            Ok(None)
+        }
+    }
+
+    /// Make every hasher created from now on in this process use `backend`.
+    ///
+    /// ```
+    /// use md5x::Backend;
+    /// Backend::force(Backend::Portable).unwrap();
+    /// assert_eq!(Backend::active(), Backend::Portable);
+    /// ```
+    pub fn force(backend: Backend) -> Result<(), BackendError> {
+        let b = backend.require_supported()?;
+        ACTIVE.store(b.code(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `Ok(self)` if this CPU runs it, else an error naming the backends it does run.
+    pub fn require_supported(self) -> Result<Backend, BackendError> {
+        if self.is_supported() {
+            Ok(self)
+        } else {
+            Err(BackendError::unsupported(self))
+        }
+    }
+
+    /// Compress whole blocks with this backend's single-stream kernel.
+    #[inline]
+    pub(crate) fn compress(self, state: &mut [u32; 4], blocks: &[[u8; 64]]) {
+        match self {
+            Backend::Portable => kernels::portable::compress(state, blocks),
+        }
+    }
+
+    const fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    fn from_code(code: u8) -> Option<Backend> {
+        Self::ALL.get(usize::from(code).checked_sub(1)?).copied()
+    }
+}
+
+const UNSET: u8 = 0;
+static ACTIVE: AtomicU8 = AtomicU8::new(UNSET);
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = BackendError;
+
+    /// Parse a backend name (`portable`, `x86_64`, ...), ignoring ASCII case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| BackendError::unknown(s))
+    }
+}
+
+/// A backend was named that does not exist, or that this CPU cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendError {
+    /// `None`: the name is unknown; `Some(b)`: `b` is known but unsupported here.
+    backend: Option<Backend>,
+    name: [u8; 32],
+    name_len: u8,
+}
+
+impl BackendError {
+    fn unknown(name: &str) -> Self {
+        let mut buf = [0u8; 32];
+        // Keep at most 32 bytes of the name, cut at a character boundary.
+        let mut len = name.len().min(32);
+        while !name.is_char_boundary(len) {
+            len -= 1;
+        }
+        buf[..len].copy_from_slice(&name.as_bytes()[..len]);
+        BackendError {
+            backend: None,
+            name: buf,
+            name_len: len as u8,
+        }
+    }
+
+    fn unsupported(b: Backend) -> Self {
+        let mut e = Self::unknown(b.name());
+        e.backend = Some(b);
+        e
+    }
+
+    /// The backend that was asked for, when it is a known one.
+    pub fn backend(&self) -> Option<Backend> {
+        self.backend
+    }
+
+    /// The name that was asked for (at most its first 32 bytes).
+    pub fn name(&self) -> &str {
+        core::str::from_utf8(&self.name[..usize::from(self.name_len)]).unwrap_or("?")
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.backend {
+            None => {
+                write!(f, "unknown backend '{}' (known: ", self.name())?;
+                list(f, Backend::ALL.iter().copied())?;
+                f.write_str(")")?;
+            }
+            Some(b) => write!(f, "backend '{b}' is not supported by this CPU")?,
+        }
+        f.write_str("; this CPU supports: ")?;
+        list(f, Backend::all_supported())
+    }
+}
+
+fn list(f: &mut fmt::Formatter<'_>, it: impl Iterator<Item = Backend>) -> fmt::Result {
+    for (i, b) in it.enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        f.write_str(b.name())?;
+    }
+    Ok(())
+}
+
+impl core::error::Error for BackendError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &b in Backend::ALL {
+            assert_eq!(b.name().parse::<Backend>(), Ok(b));
+            assert_eq!(b.name().to_ascii_uppercase().parse::<Backend>(), Ok(b));
+            assert_eq!(Backend::from_code(b.code()), Some(b));
+        }
+        assert_eq!(Backend::from_code(UNSET), None);
+    }
+
+    #[test]
+    fn unknown_name_is_an_error_listing_supported() {
+        let e = "sse9".parse::<Backend>().unwrap_err();
+        assert_eq!(e.backend(), None);
+        assert_eq!(e.name(), "sse9");
+        let msg = e.to_string();
+        assert!(msg.contains("unknown backend 'sse9'"), "{msg}");
+        assert!(msg.contains("this CPU supports: portable"), "{msg}");
+    }
+
+    #[test]
+    fn detected_is_supported_and_best() {
+        let d = Backend::detected();
+        assert!(d.is_supported());
+        assert_eq!(Some(d), Backend::all_supported().last());
+    }
+}

@@ -1,0 +1,219 @@
+//! [`Md5`]: the streaming hasher (buffering, padding, length), and the one-shot [`md5`].
+
+use crate::{Backend, Digest};
+
+/// MD5's initial state (RFC 1321, section 3.3).
+pub(crate) const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
+
+/// Split bytes into whole 64-byte blocks and the rest.
+#[inline(always)]
+pub(crate) fn blocks_of(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
+    data.as_chunks::<64>()
+}
+
+/// Pad the `tail` (fewer than 64 bytes) of a message of `total_len` bytes and compress
+/// the one or two final blocks.
+#[inline(always)]
+pub(crate) fn finish(backend: Backend, state: &mut [u32; 4], tail: &[u8], total_len: u64) {
+    debug_assert!(tail.len() < 64);
+    let mut last = [[0u8; 64]; 2];
+    let flat = last.as_flattened_mut();
+    flat[..tail.len()].copy_from_slice(tail);
+    flat[tail.len()] = 0x80;
+    // The length field is the message length in bits, mod 2^64 (RFC 1321, 3.2).
+    let n = if tail.len() < 56 { 1 } else { 2 };
+    flat[n * 64 - 8..n * 64].copy_from_slice(&total_len.wrapping_mul(8).to_le_bytes());
+    backend.compress(state, &last[..n]);
+}
+
+/// Serialize an MD5 state as the 16-byte digest (little-endian words).
+#[inline(always)]
+pub(crate) fn state_to_digest(state: &[u32; 4]) -> Digest {
+    let mut out = [0u8; 16];
+    for (chunk, w) in out.chunks_exact_mut(4).zip(state) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    Digest::new(out)
+}
+
+/// MD5 of `data`, in one call.
+///
+/// ```
+/// assert_eq!(md5x::md5(b"").to_string(), "d41d8cd98f00b204e9800998ecf8427e");
+/// ```
+#[inline]
+pub fn md5(data: &[u8]) -> Digest {
+    md5_with(Backend::active(), data)
+}
+
+/// MD5 of `data` with a chosen backend.
+pub(crate) fn md5_with(backend: Backend, data: &[u8]) -> Digest {
+    let mut state = INIT;
+    let (blocks, tail) = blocks_of(data);
+    backend.compress(&mut state, blocks);
+    finish(backend, &mut state, tail, data.len() as u64);
+    state_to_digest(&state)
+}
+
+/// Streaming MD5.
+///
+/// Feed bytes with [`update`](Md5::update) in pieces of any size, read the digest with
+/// [`finalize`](Md5::finalize) (the hasher stays usable and can take more input).
+/// With the `std` feature it is an [`std::io::Write`], so `io::copy` can feed it; with the
+/// `digest` feature it implements RustCrypto's traits and drops in for `md5::Md5`.
+///
+/// ```
+/// let mut h = md5x::Md5::new();
+/// h.update(b"a");
+/// h.update("bc");
+/// assert_eq!(h.finalize(), md5x::md5(b"abc"));
+/// h.update(b"d");
+/// assert_eq!(h.finalize(), md5x::md5(b"abcd"));
+/// ```
+#[derive(Clone)]
+pub struct Md5 {
+    pub(crate) state: [u32; 4],
+    /// Bytes fed so far, mod 2^64 (the bit length is this times 8, mod 2^64).
+    pub(crate) len: u64,
+    pub(crate) buf: [u8; 64],
+    pub(crate) buf_len: u8,
+    pub(crate) backend: Backend,
+}
+
+impl Md5 {
+    /// A new hasher on the process's [`Backend::active`] backend.
+    pub fn new() -> Self {
+        Self::with_backend(Backend::active())
+    }
+
+    /// A new hasher on a chosen backend.
+    ///
+    /// # Panics
+    ///
+    /// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+    pub fn with_backend(backend: Backend) -> Self {
+        assert!(
+            backend.is_supported(),
+            "md5x: backend '{backend}' is not supported by this CPU"
+        );
+        Md5 {
+            state: INIT,
+            len: 0,
+            buf: [0; 64],
+            buf_len: 0,
+            backend,
+        }
+    }
+
+    /// The backend this hasher runs.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Feed more bytes.
+    #[inline]
+    pub fn update(&mut self, data: impl AsRef<[u8]>) {
+        self.update_bytes(data.as_ref());
+    }
+
+    fn update_bytes(&mut self, mut data: &[u8]) {
+        self.len = self.len.wrapping_add(data.len() as u64);
+        let have = usize::from(self.buf_len);
+        if have > 0 {
+            let take = (64 - have).min(data.len());
+            self.buf[have..have + take].copy_from_slice(&data[..take]);
+            data = &data[take..];
+            if have + take < 64 {
+                self.buf_len = (have + take) as u8;
+                return;
+            }
+            self.backend
+                .compress(&mut self.state, core::slice::from_ref(&self.buf));
+            self.buf_len = 0;
+        }
+        let (blocks, tail) = blocks_of(data);
+        self.backend.compress(&mut self.state, blocks);
+        self.buf[..tail.len()].copy_from_slice(tail);
+        self.buf_len = tail.len() as u8;
+    }
+
+    /// The digest of everything fed so far. The hasher is unchanged.
+    #[inline]
+    pub fn finalize(&self) -> Digest {
+        let mut state = self.state;
+        finish(self.backend, &mut state, self.pending(), self.len);
+        state_to_digest(&state)
+    }
+
+    /// Start over, as if new (the backend is kept).
+    pub fn reset(&mut self) {
+        *self = Self::with_backend(self.backend);
+    }
+
+    /// Bytes fed so far (mod 2^64).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing has been fed yet (or exactly 2^64 bytes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn pending(&self) -> &[u8] {
+        &self.buf[..usize::from(self.buf_len)]
+    }
+}
+
+impl Default for Md5 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for Md5 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Md5")
+            .field("len", &self.len)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::Write for Md5 {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.update_bytes(buf);
+        Ok(buf.len())
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.update_bytes(buf);
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The length field is the bit length mod 2^64: a hasher that has seen 2^61 more
+    /// bytes (2^64 more bits) must pad exactly as one that has not.
+    #[test]
+    fn bit_length_wraps_mod_2_pow_64() {
+        let mut a = Md5::with_backend(Backend::Portable);
+        a.update(b"some bytes in the buffer");
+        let mut b = a.clone();
+        b.len = b.len.wrapping_add(1 << 61);
+        assert_eq!(a.finalize(), b.finalize());
+        // ... while any other extra length changes the digest.
+        b.len = a.len.wrapping_add(1 << 60);
+        assert_ne!(a.finalize(), b.finalize());
+        // and a length near the top wraps instead of overflowing.
+        b.len = u64::MAX - 3;
+        b.update(b"0123456789");
+        assert_eq!(b.len(), 6);
+    }
+}

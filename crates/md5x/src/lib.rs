@@ -1,0 +1,39 @@
+//! md5x: the fastest correct MD5 on every CPU.
+//!
+//! MD5 is broken as a cryptographic hash: collisions are cheap to make, so never use it
+//! to resist an adversary. md5x exists because protocols and archives still require
+//! MD5 (Content-MD5, S3 ETags, checksum files, forensics), and people compute it at
+//! volume.
+//!
+//! ```
+//! // One shot.
+//! assert_eq!(md5x::md5(b"abc").to_string(), "900150983cd24fb0d6963f7d28e17f72");
+//!
+//! // Streaming.
+//! let mut h = md5x::Md5::new();
+//! h.update(b"ab");
+//! h.update(b"c");
+//! assert_eq!(h.finalize(), md5x::md5(b"abc"));
+//! ```
+//!
+//! Features: `std` (default; `io::Write`, `MD5X_BACKEND`, run-time CPU detection),
+//! `alloc`, `digest` (default; RustCrypto's `digest` 0.11 traits, see [`block_api`]).
+#![cfg_attr(not(feature = "std"), no_std)]
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+mod backend;
+mod digest;
+mod hasher;
+mod kernels;
+#[cfg(feature = "digest")]
+mod traits;
+
+pub use backend::{Backend, BackendError};
+pub use digest::{Digest, HexDigest, ParseDigestError};
+pub use hasher::{md5, Md5};
+#[cfg(feature = "digest")]
+pub use traits::block_api;

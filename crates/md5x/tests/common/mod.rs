@@ -1,0 +1,83 @@
+//! Shared helpers for md5x's integration tests.
+//!
+//! [`backends`] is the one place that decides which kernels a test runs: every backend
+//! this CPU supports. It also reports (once per test binary, on stderr, past the test
+//! harness's capture) which backends ran and which this CPU could not run, so a green
+//! run never hides an untested kernel.
+#![allow(dead_code)]
+
+use md5x::Backend;
+use std::io::Write;
+use std::sync::Once;
+
+/// Every backend this CPU runs; prints the report the first time it is called.
+pub fn backends() -> Vec<Backend> {
+    static REPORT: Once = Once::new();
+    REPORT.call_once(|| {
+        let ran: Vec<&str> = Backend::all_supported().map(Backend::name).collect();
+        let skipped: Vec<&str> = Backend::ALL
+            .iter()
+            .filter(|b| !b.is_supported())
+            .map(|b| b.name())
+            .collect();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "md5x backends run here: {}", ran.join(", "));
+        if skipped.is_empty() {
+            let _ = writeln!(err, "md5x backends this CPU could not run: none");
+        } else {
+            let _ = writeln!(
+                err,
+                "md5x backends this CPU could not run: {}",
+                skipped.join(", ")
+            );
+        }
+    });
+    let all: Vec<Backend> = Backend::all_supported().collect();
+    assert!(
+        all.contains(&Backend::Portable),
+        "the portable backend always runs"
+    );
+    all
+}
+
+/// Run `f` once per supported backend, naming the backend if it panics.
+pub fn for_each_backend(mut f: impl FnMut(Backend)) {
+    for b in backends() {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(b)));
+        if let Err(e) = result {
+            eprintln!("failure on backend '{b}'");
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+/// RustCrypto's md-5: an independent implementation, the reference digest.
+pub fn reference(data: &[u8]) -> [u8; 16] {
+    use md5_ref::Digest as _;
+    md5_ref::Md5::digest(data).into()
+}
+
+/// Digest through md5x's streaming hasher on `backend`, in one update.
+pub fn md5x_on(backend: Backend, data: &[u8]) -> [u8; 16] {
+    let mut h = md5x::Md5::with_backend(backend);
+    h.update(data);
+    h.finalize().into()
+}
+
+/// Deterministic bytes: `len` of them from a seed (xorshift64*).
+pub fn bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+        })
+        .collect()
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every test md5x has, on a fresh machine: installs what it needs, then runs
+# formatting, lints and the whole test suite. CI (.ci/run) runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1; }
+apt_install() {
+    if need apt-get; then
+        [ -n "${APT_UPDATED:-}" ] || { apt-get update -qq >/dev/null; APT_UPDATED=1; }
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+    fi
+}
+# The hashlib reference test runs python3; the CLI compatibility suite runs GNU md5sum.
+need python3 || apt_install python3
+need md5sum || apt_install coreutils
+need cargo || { echo "cargo (Rust) is required: https://rustup.rs" >&2; exit 1; }
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo clippy (no_std, no default features)"
+cargo clippy -p md5x --no-default-features --lib -- -D warnings
+echo "== cargo test (release: the large-input tests hash gigabytes)"
+cargo test --workspace --release
