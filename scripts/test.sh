@@ -25,3 +25,14 @@ echo "== cargo clippy (no_std, no default features)"
 cargo clippy -p md5x --no-default-features --lib -- -D warnings
 echo "== cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
+
+# Miri (undefined-behaviour checker) over the library's unit tests, where the nightly
+# toolchain with miri can be had on this machine; said plainly when it cannot.
+if rustup toolchain list 2>/dev/null | grep -q nightly &&
+    { cargo +nightly miri --version >/dev/null 2>&1 ||
+      rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; }; then
+    echo "== cargo miri test (library unit tests)"
+    MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p md5x --lib
+else
+    echo "== miri: NOT RUN (no nightly toolchain with miri on this machine)"
+fi
