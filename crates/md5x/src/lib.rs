@@ -26,6 +26,7 @@
 extern crate alloc;
 
 mod backend;
+pub mod chains;
 mod digest;
 mod hasher;
 mod kernels;

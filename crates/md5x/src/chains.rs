@@ -1,0 +1,450 @@
+//! Multi-chain modes: MD5-P(K) (RFC 1810's block-interleaved chains) and the S3
+//! multipart ETag. See `docs/modes.md` for their definitions and test vectors.
+//!
+//! Both cut one message into independent MD5 chains and hash the concatenated chain
+//! digests. The results are not MD5 digests of the message: never print one where a
+//! plain MD5 is expected.
+
+use core::fmt;
+use core::str::FromStr;
+
+use crate::hasher::{finish, state_to_digest, INIT};
+use crate::{Backend, Digest, Md5};
+
+/// An invalid chain count for MD5-P(K): K must be 4, 8 or 16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidChainCount(pub usize);
+
+impl fmt::Display for InvalidChainCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MD5-P(K) needs K = 4, 8 or 16, not {}", self.0)
+    }
+}
+
+impl core::error::Error for InvalidChainCount {}
+
+/// MD5-P(K) of `data`: K chains of interleaved 64-byte blocks, then MD5 of their digests.
+///
+/// ```
+/// // docs/modes.md: MD5-P8 of the empty message.
+/// let d = md5x::chains::md5_par(b"", 8).unwrap();
+/// assert_eq!(d.to_string(), "e7dd4330655dc61ec7f53e526532adfa");
+/// assert!(md5x::chains::md5_par(b"", 5).is_err());
+/// ```
+pub fn md5_par(data: &[u8], k: usize) -> Result<Digest, InvalidChainCount> {
+    let mut h = ParMd5::new(k)?;
+    h.update(data);
+    Ok(h.finalize())
+}
+
+/// Streaming MD5-P(K): full blocks go to the chains round-robin as they arrive, so it
+/// needs no look-ahead; [`finalize`](ParMd5::finalize) pads every chain on its own.
+///
+/// ```
+/// let mut h = md5x::chains::ParMd5::new(4).unwrap();
+/// h.update(b"hello ");
+/// h.update(b"world");
+/// assert_eq!(h.finalize(), md5x::chains::md5_par(b"hello world", 4).unwrap());
+/// ```
+#[derive(Clone)]
+pub struct ParMd5 {
+    k: usize,
+    states: [[u32; 4]; 16],
+    /// Full blocks taken so far (mod 2^64).
+    blocks: u64,
+    buf: [u8; 64],
+    buf_len: u8,
+    backend: Backend,
+}
+
+impl ParMd5 {
+    /// A new MD5-P(K) hasher; `k` is 4, 8 or 16.
+    pub fn new(k: usize) -> Result<Self, InvalidChainCount> {
+        if !matches!(k, 4 | 8 | 16) {
+            return Err(InvalidChainCount(k));
+        }
+        let backend = Backend::active();
+        Ok(ParMd5 {
+            k,
+            states: [INIT; 16],
+            blocks: 0,
+            buf: [0; 64],
+            buf_len: 0,
+            backend,
+        })
+    }
+
+    /// The number of chains, K.
+    pub fn chains(&self) -> usize {
+        self.k
+    }
+
+    /// Feed more bytes.
+    pub fn update(&mut self, data: impl AsRef<[u8]>) {
+        let mut data = data.as_ref();
+        let have = usize::from(self.buf_len);
+        if have > 0 {
+            let take = (64 - have).min(data.len());
+            self.buf[have..have + take].copy_from_slice(&data[..take]);
+            data = &data[take..];
+            if have + take < 64 {
+                self.buf_len = (have + take) as u8;
+                return;
+            }
+            let block = self.buf;
+            self.take_blocks(core::slice::from_ref(&block));
+            self.buf_len = 0;
+        }
+        let (blocks, tail) = data.as_chunks::<64>();
+        self.take_blocks(blocks);
+        self.buf[..tail.len()].copy_from_slice(tail);
+        self.buf_len = tail.len() as u8;
+    }
+
+    /// Give consecutive full blocks to their chains.
+    fn take_blocks(&mut self, mut blocks: &[[u8; 64]]) {
+        let k = self.k;
+        // Up to the next multiple of K, block by block.
+        while !blocks.is_empty() && !self.blocks.is_multiple_of(k as u64) {
+            self.one_block(&blocks[0]);
+            blocks = &blocks[1..];
+        }
+        // Whole rounds of K blocks: chain j takes block j of every round.
+        let rounds = blocks.len() / k;
+        let (whole, rest) = blocks.split_at(rounds * k);
+        compress_rounds(self.backend, &mut self.states[..k], whole);
+        self.blocks = self.blocks.wrapping_add(whole.len() as u64);
+        for b in rest {
+            self.one_block(b);
+        }
+    }
+
+    fn one_block(&mut self, block: &[u8; 64]) {
+        let j = (self.blocks % self.k as u64) as usize;
+        self.backend
+            .compress(&mut self.states[j], core::slice::from_ref(block));
+        self.blocks = self.blocks.wrapping_add(1);
+    }
+
+    /// The MD5-P(K) digest of everything fed so far; the hasher is unchanged.
+    pub fn finalize(&self) -> Digest {
+        let k = self.k as u64;
+        let tail_chain = self.blocks % k;
+        let mut outer = Md5::with_backend(self.backend);
+        for j in 0..k {
+            let full = self.blocks / k + u64::from(j < self.blocks % k);
+            let tail: &[u8] = if j == tail_chain {
+                &self.buf[..usize::from(self.buf_len)]
+            } else {
+                &[]
+            };
+            let mut s = self.states[j as usize];
+            let len = full.wrapping_mul(64).wrapping_add(tail.len() as u64);
+            finish(self.backend, &mut s, tail, len);
+            outer.update(state_to_digest(&s).as_bytes());
+        }
+        outer.finalize()
+    }
+
+    /// Start over with the same K.
+    pub fn reset(&mut self) {
+        self.states = [INIT; 16];
+        self.blocks = 0;
+        self.buf_len = 0;
+    }
+}
+
+impl fmt::Debug for ParMd5 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParMd5")
+            .field("k", &self.k)
+            .field("blocks", &self.blocks)
+            .finish()
+    }
+}
+
+/// Hash whole rounds: `blocks.len()` is a multiple of `states.len()` (K), and chain j
+/// takes blocks j, j + K, j + 2K, ...
+fn compress_rounds(backend: Backend, states: &mut [[u32; 4]], blocks: &[[u8; 64]]) {
+    let k = states.len();
+    // Rounds are taken in slices that stay in cache while every chain reads its share.
+    for slab in blocks.chunks(k * 64) {
+        for (j, state) in states.iter_mut().enumerate() {
+            for round in slab.chunks_exact(k) {
+                backend.compress(state, core::slice::from_ref(&round[j]));
+            }
+        }
+    }
+}
+
+/// S3 limits on multipart uploads.
+pub mod limits {
+    /// Smallest part size S3 accepts (all parts but the last): 5 MiB.
+    pub const MIN_PART_SIZE: u64 = 5 << 20;
+    /// Largest part size: 5 GiB.
+    pub const MAX_PART_SIZE: u64 = 5 << 30;
+    /// Most parts in one upload.
+    pub const MAX_PARTS: u64 = 10_000;
+    /// The AWS CLI's default part size and multipart threshold: 8 MiB.
+    pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
+}
+
+/// Why an S3 ETag cannot be computed with these settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtagError {
+    /// The part size is outside S3's 5 MiB ..= 5 GiB.
+    PartSize(u64),
+    /// The input needs more than 10,000 parts of this size.
+    TooManyParts {
+        /// Parts the input needs.
+        parts: u64,
+        /// The part size.
+        part_size: u64,
+    },
+}
+
+impl fmt::Display for EtagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            EtagError::PartSize(p) => write!(
+                f,
+                "part size {p} bytes is outside S3's limits ({} to {} bytes)",
+                limits::MIN_PART_SIZE,
+                limits::MAX_PART_SIZE
+            ),
+            EtagError::TooManyParts { parts, part_size } => write!(
+                f,
+                "{parts} parts of {part_size} bytes: S3 allows at most {} parts; use a larger part size",
+                limits::MAX_PARTS
+            ),
+        }
+    }
+}
+
+impl core::error::Error for EtagError {}
+
+/// The number of parts a multipart upload of `size` bytes uses, or `None` for a
+/// single PUT (`size < threshold`). An empty multipart upload has one (empty) part.
+pub fn part_count(size: u64, part_size: u64, threshold: u64) -> Option<u64> {
+    if size < threshold {
+        None
+    } else {
+        Some(size.div_ceil(part_size.max(1)).max(1))
+    }
+}
+
+/// Streaming S3 ETag.
+///
+/// Below the threshold the ETag is the object's MD5; at or above it, the MD5 of the
+/// parts' MD5s followed by `-N`.
+///
+/// ```
+/// use md5x::chains::Etag;
+/// let mut e = Etag::new(5 << 20, 5 << 20).unwrap();
+/// e.update(b"small object");
+/// let tag = e.finalize().unwrap();
+/// assert_eq!(tag.parts(), None);
+/// assert_eq!(tag.digest(), md5x::md5(b"small object"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Etag {
+    part_size: u64,
+    threshold: u64,
+    total: u64,
+    /// The current part.
+    part: Md5,
+    /// MD5 of the finished parts' digests, and how many there are.
+    outer: Md5,
+    parts: u64,
+    /// The whole object's MD5, kept only while it may end below the threshold and the
+    /// first part does not already cover it.
+    whole: Option<Md5>,
+}
+
+impl Default for Etag {
+    /// The AWS CLI's defaults: 8 MiB parts, 8 MiB threshold.
+    fn default() -> Self {
+        Self::new(limits::DEFAULT_PART_SIZE, limits::DEFAULT_PART_SIZE)
+            .unwrap_or_else(|_| unreachable!("the defaults are within S3's limits"))
+    }
+}
+
+impl Etag {
+    /// An ETag computation with this part size and multipart threshold.
+    pub fn new(part_size: u64, threshold: u64) -> Result<Self, EtagError> {
+        if !(limits::MIN_PART_SIZE..=limits::MAX_PART_SIZE).contains(&part_size) {
+            return Err(EtagError::PartSize(part_size));
+        }
+        let whole = (part_size < threshold).then(Md5::new);
+        Ok(Etag {
+            part_size,
+            threshold,
+            total: 0,
+            part: Md5::new(),
+            outer: Md5::new(),
+            parts: 0,
+            whole,
+        })
+    }
+
+    /// The part size in bytes.
+    pub fn part_size(&self) -> u64 {
+        self.part_size
+    }
+
+    /// The multipart threshold in bytes.
+    pub fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// Feed more bytes of the object.
+    pub fn update(&mut self, data: impl AsRef<[u8]>) {
+        let mut data = data.as_ref();
+        if let Some(w) = &mut self.whole {
+            if self.total < self.threshold {
+                w.update(data);
+            }
+        }
+        self.total = self.total.wrapping_add(data.len() as u64);
+        if self.whole.is_some() && self.total >= self.threshold {
+            self.whole = None;
+        }
+        while !data.is_empty() {
+            let room = self.part_size - self.part.len();
+            let n = room.min(data.len() as u64) as usize;
+            self.part.update(&data[..n]);
+            data = &data[n..];
+            if self.part.len() == self.part_size {
+                self.outer.update(self.part.finalize().as_bytes());
+                self.parts += 1;
+                self.part.reset();
+            }
+        }
+    }
+
+    /// The ETag of everything fed so far; the state is unchanged.
+    pub fn finalize(&self) -> Result<ETag, EtagError> {
+        let Some(parts) = part_count(self.total, self.part_size, self.threshold) else {
+            let d = match &self.whole {
+                Some(w) => w.finalize(),
+                None => self.part.finalize(),
+            };
+            return Ok(ETag::single(d));
+        };
+        if parts > limits::MAX_PARTS {
+            return Err(EtagError::TooManyParts {
+                parts,
+                part_size: self.part_size,
+            });
+        }
+        let mut outer = self.outer.clone();
+        if !self.part.is_empty() || self.parts == 0 {
+            outer.update(self.part.finalize().as_bytes());
+        }
+        Ok(ETag::multipart(outer.finalize(), parts as u32))
+    }
+}
+
+/// S3 ETag of bytes in memory.
+///
+/// ```
+/// let tag = md5x::chains::s3_etag(&[], 8 << 20, 8 << 20).unwrap();
+/// assert_eq!(tag.to_string(), "d41d8cd98f00b204e9800998ecf8427e");
+/// ```
+pub fn s3_etag(data: &[u8], part_size: u64, threshold: u64) -> Result<ETag, EtagError> {
+    let mut e = Etag::new(part_size, threshold)?;
+    e.update(data);
+    e.finalize()
+}
+
+/// An S3 ETag value: a digest, and the part count of a multipart upload.
+///
+/// Displays as `hex` or `hex-N`; parses either, with or without the double quotes S3
+/// puts around it.
+///
+/// ```
+/// use md5x::chains::ETag;
+/// let t: ETag = "\"b92c0b7f108a97d63e0b49bc2bd039d8-3\"".parse().unwrap();
+/// assert_eq!(t.parts(), Some(3));
+/// assert_eq!(t.to_string(), "b92c0b7f108a97d63e0b49bc2bd039d8-3");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ETag {
+    digest: Digest,
+    parts: Option<u32>,
+}
+
+impl ETag {
+    /// The ETag of a single PUT: the object's MD5.
+    pub fn single(digest: Digest) -> Self {
+        ETag {
+            digest,
+            parts: None,
+        }
+    }
+
+    /// The ETag of a multipart upload of `parts` parts.
+    pub fn multipart(digest: Digest, parts: u32) -> Self {
+        ETag {
+            digest,
+            parts: Some(parts),
+        }
+    }
+
+    /// The hex part of the ETag.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    /// The part count, for a multipart upload.
+    pub fn parts(&self) -> Option<u32> {
+        self.parts
+    }
+}
+
+impl fmt::Display for ETag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.parts {
+            None => write!(f, "{}", self.digest),
+            Some(n) => write!(f, "{}-{n}", self.digest),
+        }
+    }
+}
+
+/// Why a string is not an ETag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseETagError;
+
+impl fmt::Display for ParseETagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an S3 ETag is 32 hex digits, optionally followed by -N (N from 1 to 10000)")
+    }
+}
+
+impl core::error::Error for ParseETagError {}
+
+impl FromStr for ETag {
+    type Err = ParseETagError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s
+            .strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .unwrap_or(s);
+        let (hex, parts) = match s.split_once('-') {
+            None => (s, None),
+            Some((hex, n)) => {
+                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(ParseETagError);
+                }
+                let n: u32 = n.parse().map_err(|_| ParseETagError)?;
+                if n == 0 || u64::from(n) > limits::MAX_PARTS {
+                    return Err(ParseETagError);
+                }
+                (hex, Some(n))
+            }
+        };
+        let digest = Digest::from_hex(hex).map_err(|_| ParseETagError)?;
+        Ok(ETag { digest, parts })
+    }
+}

@@ -1,0 +1,243 @@
+//! MD5-P(K) and S3 ETags against docs/modes.md's vectors and an independent Python
+//! reference (hashlib), over many lengths and random splits.
+
+mod common;
+
+use md5x::chains::{md5_par, part_count, s3_etag, ETag, Etag, EtagError, ParMd5};
+use rand::{Rng, SeedableRng};
+
+/// docs/modes.md's message bytes: byte[i] = (i * 31 + seed) mod 251.
+fn message(len: usize, seed: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i * 31 + seed) % 251) as u8).collect()
+}
+
+#[test]
+fn md5_par_vectors() {
+    let cases: &[(usize, usize, &str)] = &[
+        (4, 0, "90b83c0fe892d7b4c2bdc38deba7a3cb"),
+        (4, 1, "e42af369073d2b7521752c4f64b29405"),
+        (4, 64, "2c58a4dd09645db101182ab73dcc9319"),
+        (4, 257, "b926388abfd9a228c37bee6dc44db185"),
+        (4, 100000, "7f79acb57fd784c21c482f111a74819d"),
+        (8, 0, "e7dd4330655dc61ec7f53e526532adfa"),
+        (8, 65, "3c56d835098a432340f8a36d5e3d485b"),
+        (8, 512, "4397987039deae8912fc919910e5e7f1"),
+        (8, 100000, "4307127b1572551dbb7645d6de246e9a"),
+        (16, 1, "061a219ccb841697e55eb7bcf93fc894"),
+        (16, 1024, "abb977c56ecd6b29135b0d85bebf1e80"),
+        (16, 1025, "62874bb60150e2edadbdd92daeba1d3c"),
+        (16, 100000, "11b233959de382ce218b1dbcb4414abd"),
+    ];
+    for &(k, len, want) in cases {
+        assert_eq!(
+            md5_par(&message(len, 0), k).unwrap().to_string(),
+            want,
+            "P{k} len {len}"
+        );
+    }
+}
+
+#[test]
+fn etag_vectors() {
+    let m5 = 5u64 << 20;
+    let m8 = 8u64 << 20;
+    let cases: &[(u64, u64, usize, &str)] = &[
+        (m5, m5, 0, "d41d8cd98f00b204e9800998ecf8427e"),
+        (m5, m5, 5242880, "f3f302d05b6ffb933797d2454cb05255-1"),
+        (m5, m5, 5242881, "9731cdf5aa09e60a812e00ece0a56504-2"),
+        (m8, m8, 17825792, "b92c0b7f108a97d63e0b49bc2bd039d8-3"),
+    ];
+    for &(part, threshold, len, want) in cases {
+        let tag = s3_etag(&message(len, 0), part, threshold).unwrap();
+        assert_eq!(tag.to_string(), want, "len {len}");
+        assert_eq!(want.parse::<ETag>().unwrap(), tag);
+    }
+}
+
+/// The definition, executed by Python's hashlib (docs/modes.md's reference code).
+#[test]
+fn md5_par_against_python_reference() {
+    let lens: Vec<usize> = (0..300)
+        .chain([1000, 1023, 1024, 1025, 4096, 65537])
+        .collect();
+    let script = format!(
+        "import hashlib,sys\n\
+         def par(d,k):\n\
+         \x20   c=[hashlib.md5() for _ in range(k)]\n\
+         \x20   for i in range(0,len(d),64): c[(i//64)%k].update(d[i:i+64])\n\
+         \x20   return hashlib.md5(b''.join(x.digest() for x in c)).hexdigest()\n\
+         for n in {lens:?}:\n\
+         \x20   d=bytes((i*31+7)%251 for i in range(n))\n\
+         \x20   print(' '.join(par(d,k) for k in (4,8,16)))\n"
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3 is the reference for this test");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), lens.len());
+    for (len, line) in lens.iter().zip(lines) {
+        let data = message(*len, 7);
+        for (k, want) in [4, 8, 16].into_iter().zip(line.split(' ')) {
+            assert_eq!(
+                md5_par(&data, k).unwrap().to_string(),
+                want,
+                "P{k} len {len}"
+            );
+        }
+    }
+}
+
+#[test]
+fn streaming_splits_match_one_shot() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let data = common::bytes(200_000, 21);
+    for k in [4, 8, 16] {
+        for _ in 0..40 {
+            let len = rng.random_range(0..data.len());
+            let msg = &data[..len];
+            let mut h = ParMd5::new(k).unwrap();
+            let mut at = 0;
+            while at < len {
+                let n = rng.random_range(0..=3000).min(len - at);
+                h.update(&msg[at..at + n]);
+                at += n;
+            }
+            assert_eq!(h.finalize(), md5_par(msg, k).unwrap(), "P{k} len {len}");
+            // Byte-oriented chain assignment, recomputed the slow way.
+            let mut chains: Vec<md5x::Md5> = (0..k).map(|_| md5x::Md5::new()).collect();
+            for (i, block) in msg.chunks(64).enumerate() {
+                chains[i % k].update(block);
+            }
+            let mut outer = md5x::Md5::new();
+            chains
+                .iter()
+                .for_each(|c| outer.update(c.finalize().as_bytes()));
+            assert_eq!(h.finalize(), outer.finalize(), "P{k} len {len}");
+        }
+    }
+}
+
+#[test]
+fn invalid_k_is_an_error() {
+    for k in [0, 1, 2, 3, 5, 12, 32] {
+        assert!(ParMd5::new(k).is_err());
+        assert!(md5_par(b"x", k)
+            .unwrap_err()
+            .to_string()
+            .contains("4, 8 or 16"));
+    }
+}
+
+/// ETags against the definition computed with plain MD5, for sizes around part
+/// boundaries and thresholds, fed in random pieces.
+#[test]
+fn etag_streaming_against_definition() {
+    let p = 5u64 << 20;
+    let data = common::bytes((3 * p + 100) as usize, 22);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(43);
+    for (threshold, len) in [
+        (p, 0),
+        (p, 1),
+        (p, p - 1),
+        (p, p),
+        (p, p + 1),
+        (p, 2 * p),
+        (p, 3 * p + 100),
+        (2 * p + 7, 2 * p + 6),
+        (2 * p + 7, 2 * p + 7),
+        (0, 0),
+        (1, 1),
+        (u64::MAX, 3 * p),
+    ] {
+        let msg = &data[..len as usize];
+        let want = match part_count(len, p, threshold) {
+            None => md5x::md5(msg).to_string(),
+            Some(n) => {
+                let mut outer = md5x::Md5::new();
+                if len == 0 {
+                    outer.update(md5x::md5(b"").as_bytes());
+                }
+                for part in msg.chunks(p as usize) {
+                    outer.update(md5x::md5(part).as_bytes());
+                }
+                format!("{}-{n}", outer.finalize())
+            }
+        };
+        let mut e = Etag::new(p, threshold).unwrap();
+        let mut at = 0;
+        while at < msg.len() {
+            let n = rng.random_range(0..=(3 << 20)).min(msg.len() - at);
+            e.update(&msg[at..at + n]);
+            at += n;
+        }
+        assert_eq!(
+            e.finalize().unwrap().to_string(),
+            want,
+            "threshold {threshold} len {len}"
+        );
+    }
+}
+
+#[test]
+fn etag_limits() {
+    assert_eq!(
+        Etag::new((5 << 20) - 1, 8 << 20).unwrap_err(),
+        EtagError::PartSize((5 << 20) - 1)
+    );
+    assert!(Etag::new((5 << 30) + 1, 8 << 20).is_err());
+    assert!(Etag::new(5 << 30, 8 << 20).is_ok());
+    // 10,001 parts: an error, never a wrong ETag. Check the arithmetic without
+    // hashing 50 GB: part_count is what finalize uses.
+    assert_eq!(
+        part_count(10_000 * (5 << 20), 5 << 20, 8 << 20),
+        Some(10_000)
+    );
+    assert_eq!(
+        part_count(10_000 * (5 << 20) + 1, 5 << 20, 8 << 20),
+        Some(10_001)
+    );
+    let msg = EtagError::TooManyParts {
+        parts: 10_001,
+        part_size: 5 << 20,
+    }
+    .to_string();
+    assert!(msg.contains("at most 10000 parts"), "{msg}");
+}
+
+#[test]
+fn etag_parsing() {
+    let hex = "b92c0b7f108a97d63e0b49bc2bd039d8";
+    assert_eq!(hex.parse::<ETag>().unwrap().parts(), None);
+    assert_eq!(format!("\"{hex}\"").parse::<ETag>().unwrap().parts(), None);
+    assert_eq!(
+        format!("{hex}-10000").parse::<ETag>().unwrap().parts(),
+        Some(10000)
+    );
+    assert_eq!(
+        format!("{}-2", hex.to_uppercase())
+            .parse::<ETag>()
+            .unwrap()
+            .to_string(),
+        format!("{hex}-2")
+    );
+    for bad in [
+        String::new(),
+        format!("{hex}-"),
+        format!("{hex}-0"),
+        format!("{hex}-10001"),
+        format!("{hex}-+3"),
+        format!("{hex}-3x"),
+        format!("\"{hex}"),
+        hex[1..].to_string(),
+        format!("{hex} "),
+    ] {
+        assert!(bad.parse::<ETag>().is_err(), "{bad:?}");
+    }
+}
