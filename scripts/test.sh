@@ -36,3 +36,11 @@ if rustup toolchain list 2>/dev/null | grep -q nightly &&
 else
     echo "== miri: NOT RUN (no nightly toolchain with miri on this machine)"
 fi
+
+# Python-side tests: S3 ETags against a real S3 API (moto's server on 127.0.0.1).
+echo "== pytest (S3 ETags against moto)"
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv 2>/dev/null || { apt_install python3-venv; python3 -m venv .venv; }
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8'
+.venv/bin/python -m pytest -q tests/s3

@@ -448,3 +448,106 @@ impl FromStr for ETag {
         Ok(ETag { digest, parts })
     }
 }
+
+/// S3 ETag of a file, hashing several parts at once on all cores (positioned reads).
+///
+/// The file's size is read once at the start; a file that shrinks while it is read is
+/// an error (`UnexpectedEof`), never a wrong ETag. Settings outside S3's limits give an
+/// `InvalidInput` error carrying the [`EtagError`].
+///
+/// ```no_run
+/// let tag = md5x::chains::etag_file("big.iso", 8 << 20, 8 << 20, 0).unwrap();
+/// println!("{tag}");
+/// ```
+///
+/// `threads` = 0 means one per available core.
+#[cfg(feature = "std")]
+pub fn etag_file(
+    path: impl AsRef<std::path::Path>,
+    part_size: u64,
+    threshold: u64,
+    threads: usize,
+) -> std::io::Result<ETag> {
+    use std::io::{Error, ErrorKind};
+    let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
+    Etag::new(part_size, threshold).map_err(invalid)?;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let Some(parts) = part_count(size, part_size, threshold) else {
+        let mut h = Md5::new();
+        read_range(&file, 0, size, &mut h)?;
+        return Ok(ETag::single(h.finalize()));
+    };
+    if parts > limits::MAX_PARTS {
+        return Err(invalid(EtagError::TooManyParts { parts, part_size }));
+    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(parts as usize);
+    let next = core::sync::atomic::AtomicU64::new(0);
+    let digests = std::sync::Mutex::new(alloc::vec![Digest::new([0; 16]); parts as usize]);
+    std::thread::scope(|s| -> std::io::Result<()> {
+        let workers: alloc::vec::Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| -> std::io::Result<()> {
+                    loop {
+                        let i = next.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+                        if i >= parts {
+                            return Ok(());
+                        }
+                        let start = i * part_size;
+                        let len = part_size.min(size - start);
+                        let mut h = Md5::new();
+                        read_range(&file, start, len, &mut h)?;
+                        let d = h.finalize();
+                        digests.lock().unwrap_or_else(|p| p.into_inner())[i as usize] = d;
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(())
+    })?;
+    let mut outer = Md5::new();
+    for d in digests.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        outer.update(d.as_bytes());
+    }
+    Ok(ETag::multipart(outer.finalize(), parts as u32))
+}
+
+/// Feed `len` bytes of `file` from `offset` into `h`, with positioned reads.
+#[cfg(feature = "std")]
+fn read_range(file: &std::fs::File, offset: u64, len: u64, h: &mut Md5) -> std::io::Result<()> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileExt;
+    #[cfg(windows)]
+    use std::os::windows::fs::FileExt;
+    let mut buf = alloc::vec![0u8; (1 << 20).min(len as usize).max(1)];
+    let mut done = 0u64;
+    while done < len {
+        let want = buf.len().min((len - done) as usize);
+        #[cfg(unix)]
+        let got = file.read_at(&mut buf[..want], offset + done);
+        #[cfg(windows)]
+        let got = file.seek_read(&mut buf[..want], offset + done);
+        match got {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "file shrank while it was read",
+                ))
+            }
+            Ok(n) => {
+                h.update(&buf[..n]);
+                done += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -241,3 +241,29 @@ fn etag_parsing() {
         assert!(bad.parse::<ETag>().is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn etag_file_matches_streaming_at_any_thread_count() {
+    let dir = std::env::temp_dir().join(format!("md5x-etag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = 5u64 << 20;
+    for (i, len) in [0u64, 1, p - 1, p, p + 1, 3 * p + 4097]
+        .into_iter()
+        .enumerate()
+    {
+        let data = common::bytes(len as usize, 30 + i as u64);
+        let path = dir.join(format!("f{i}"));
+        std::fs::write(&path, &data).unwrap();
+        let want = s3_etag(&data, p, p).unwrap();
+        for threads in [0, 1, 2, 3] {
+            let got = md5x::chains::etag_file(&path, p, p, threads).unwrap();
+            assert_eq!(got, want, "len {len} threads {threads}");
+        }
+    }
+    let err = md5x::chains::etag_file(dir.join("f0"), 1 << 20, 0, 0).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("outside S3's limits"), "{err}");
+    let missing = md5x::chains::etag_file(dir.join("nope"), p, p, 0).unwrap_err();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
