@@ -7,6 +7,25 @@ use core::sync::atomic::{AtomicU8, Ordering};
 
 use crate::kernels;
 
+/// Run-time detection of an x86-64 feature for a lane backend (`std`), else whether
+/// the build enables it; never under Miri.
+macro_rules! lane_feature_detected {
+    ($f:tt) => {{
+        #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+        {
+            std::arch::is_x86_feature_detected!($f)
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
+        {
+            cfg!(target_feature = $f)
+        }
+        #[cfg(any(not(target_arch = "x86_64"), miri))]
+        {
+            false
+        }
+    }};
+}
+
 /// A set of MD5 kernels this crate can run.
 ///
 /// Every backend computes exactly the same digests; they differ only in speed. The
@@ -28,16 +47,42 @@ use crate::kernels;
 pub enum Backend {
     /// Safe, portable Rust: runs everywhere, the reference for all other kernels.
     Portable,
+    /// Tuned scalar x86-64 assembly: one message at MD5's latency floor (x86-64 only).
+    X86_64,
+    /// Multi-buffer SSE2 lanes (x86-64): 4 messages per vector register; single
+    /// messages use the x86-64 kernel.
+    Sse2,
+    /// Multi-buffer AVX2 lanes (x86-64): 8 messages per vector register, in
+    /// interleaved groups; single messages use the x86-64 kernel.
+    Avx2,
+    /// Multi-buffer AVX-512 lanes (x86-64, AVX512F): 16 messages per vector register;
+    /// single messages use the x86-64 kernel.
+    Avx512,
+    /// Multi-buffer NEON lanes (aarch64): 4 messages per vector register; single
+    /// messages use the portable kernel.
+    Neon,
 }
 
 impl Backend {
     /// Every backend this build knows, from the slowest to the fastest.
-    pub const ALL: &'static [Backend] = &[Backend::Portable];
+    pub const ALL: &'static [Backend] = &[
+        Backend::Portable,
+        Backend::X86_64,
+        Backend::Sse2,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ];
 
     /// The backend's name, as `MD5X_BACKEND` and `--backend` spell it.
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Portable => "portable",
+            Backend::X86_64 => "x86_64",
+            Backend::Sse2 => "sse2",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
         }
     }
 
@@ -45,6 +90,20 @@ impl Backend {
     pub fn is_supported(self) -> bool {
         match self {
             Backend::Portable => true,
+            // Miri cannot run inline assembly.
+            Backend::X86_64 => cfg!(target_arch = "x86_64") && !cfg!(miri),
+            // The lane backends' single-stream path is the x86-64 kernel, so Miri
+            // runs none of them either.
+            Backend::Sse2 => cfg!(target_arch = "x86_64") && !cfg!(miri),
+            Backend::Avx2 => lane_feature_detected!("avx2"),
+            Backend::Avx512 => lane_feature_detected!("avx512f"),
+            Backend::Neon => {
+                cfg!(all(
+                    target_arch = "aarch64",
+                    target_feature = "neon",
+                    target_endian = "little"
+                )) && !cfg!(miri)
+            }
         }
     }
 
@@ -145,6 +204,54 @@ impl Backend {
     pub(crate) fn compress(self, state: &mut [u32; 4], blocks: &[[u8; 64]]) {
         match self {
             Backend::Portable => kernels::portable::compress(state, blocks),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86_64 => kernels::x86_64::compress(state, blocks),
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::X86_64 => unreachable!("x86_64 backend on another architecture"),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
+                kernels::x86_64::compress(state, blocks)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
+                unreachable!("x86-64 lane backend on another architecture")
+            }
+            Backend::Neon => kernels::portable::compress(state, blocks),
+        }
+    }
+
+    /// Messages this backend hashes side by side in one core's vector lanes: 1 for the
+    /// single-stream backends, else the lanes [`hash_many`](crate::hash_many) and
+    /// [`Lanes`](crate::Lanes) fill (vector width times interleaved groups).
+    ///
+    /// ```
+    /// assert_eq!(md5x::Backend::Portable.lanes(), 1);
+    /// ```
+    pub fn lanes(self) -> usize {
+        self.lane_kernel().map_or(1, |k| k.lanes)
+    }
+
+    /// This backend's multi-buffer kernel with its default group count, if it has one
+    /// and this CPU runs it.
+    pub(crate) fn lane_kernel(self) -> Option<kernels::lanes::LaneKernel> {
+        let groups = match self {
+            Backend::Sse2 => kernels::sse2::GROUPS,
+            Backend::Avx2 => kernels::avx2::GROUPS,
+            Backend::Avx512 => kernels::avx512::GROUPS,
+            Backend::Neon => kernels::neon::GROUPS,
+            _ => return None,
+        };
+        self.lane_kernel_groups(groups)
+    }
+
+    /// This backend's multi-buffer kernel with `groups` interleaved groups (1 to 3).
+    pub(crate) fn lane_kernel_groups(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
+        match self {
+            Backend::Sse2 => kernels::sse2::kernel(groups),
+            Backend::Avx2 => kernels::avx2::kernel(groups),
+            Backend::Avx512 => kernels::avx512::kernel(groups),
+            Backend::Neon => kernels::neon::kernel(groups),
+            _ => None,
         }
     }
 

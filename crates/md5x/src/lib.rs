@@ -27,14 +27,28 @@ extern crate alloc;
 
 mod backend;
 pub mod chains;
+#[cfg(feature = "std")]
+pub mod clock;
 mod digest;
 mod hasher;
 mod kernels;
+#[cfg(feature = "alloc")]
+mod lanes;
+mod many;
 #[cfg(feature = "digest")]
 mod traits;
 
 pub use backend::{Backend, BackendError};
 pub use digest::{Digest, HexDigest, ParseDigestError};
 pub use hasher::{md5, Md5};
+#[cfg(feature = "alloc")]
+pub use lanes::{Lanes, Slot};
+#[doc(hidden)]
+pub use many::tuning;
+#[cfg(feature = "alloc")]
+pub use many::{hash_many, hash_many_with};
+pub use many::{hash_many_into, hash_many_into_with};
+#[cfg(feature = "rayon")]
+pub use many::{par_hash_many, par_hash_many_into_with};
 #[cfg(feature = "digest")]
 pub use traits::block_api;

@@ -3,7 +3,16 @@
 //! No buffering, padding or policy lives here; `hasher.rs` and the schedulers above
 //! call these through [`crate::Backend`].
 
+pub(crate) mod avx2;
+pub(crate) mod avx512;
+#[cfg(feature = "std")]
+pub(crate) mod clock;
+pub(crate) mod lanes;
+pub(crate) mod neon;
 pub(crate) mod portable;
+pub(crate) mod sse2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86_64;
 
 /// MD5's 64 additive constants, `floor(abs(sin(i + 1)) * 2^32)` (RFC 1321, section 3.4).
 pub(crate) const K: [u32; 64] = [

@@ -1,0 +1,245 @@
+//! Aggregate multi-buffer speed per backend and group count: bytes/cycle and
+//! cycles/byte per core, with the core clock calibrated in-process (`md5x::clock`).
+//!
+//!     cargo run --release -p md5x --example many_report               # the table
+//!     cargo run --release -p md5x --example many_report -- cutover    # lanes vs scalar
+//!     cargo run --release -p md5x --features rayon --example many_report -- par
+//!
+//! Messages are laid end to end in one buffer (byte i = i mod 251), as in
+//! `../shared/bench-peers`. `MD5X_SIZES` and `MD5X_COUNTS` (comma-separated) override
+//! the default sizes (64, 1024, 8192, 1048576) and message counts (16, 24, 32, 48).
+//!
+//! Timing: these machines are shared, so each figure is the best of many short slices
+//! of about 1 ms (a slice that was interrupted only reads slower), interleaved over all
+//! the figures of the table, and converted to cycles with the core clock from
+//! `md5x::clock::ghz` (an add chain of known length; the best of a few readings).
+use md5x::{clock, tuning, Backend, Digest};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Nanoseconds since the first call.
+fn cpu_ns() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+fn ghz() -> f64 {
+    static GHZ: OnceLock<f64> = OnceLock::new();
+    *GHZ.get_or_init(|| (0..5).map(|_| clock::ghz()).fold(0.0, f64::max))
+}
+
+/// What `measure` found.
+struct Speed {
+    cycles_per_byte: f64,
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    mbps: f64,
+}
+
+/// Best of 5 slices of about 1 ms.
+fn measure(mut work: impl FnMut(), bytes_per_call: usize) -> Speed {
+    let mut calls = 1u64;
+    loop {
+        let t0 = cpu_ns();
+        (0..calls).for_each(|_| work());
+        let dt = cpu_ns() - t0;
+        if dt >= 250_000 || calls >= 1 << 30 {
+            calls = (calls * 1_000_000 / dt.max(1)).max(1);
+            break;
+        }
+        calls *= 4;
+    }
+    let best = (0..5)
+        .map(|_| {
+            let t0 = cpu_ns();
+            (0..calls).for_each(|_| work());
+            (cpu_ns() - t0) as f64 / (calls as f64 * bytes_per_call as f64)
+        })
+        .fold(f64::INFINITY, f64::min);
+    Speed {
+        cycles_per_byte: best * ghz(),
+        mbps: 1e3 / best,
+    }
+}
+
+fn list(var: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(var)
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+fn scalar_backend() -> Backend {
+    if Backend::X86_64.is_supported() {
+        Backend::X86_64
+    } else {
+        Backend::Portable
+    }
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    println!(
+        "core clock: {:.2} GHz (add chain{})",
+        ghz(),
+        if clock::EXACT_CHAIN {
+            ""
+        } else {
+            ", inexact here"
+        }
+    );
+    match mode.as_str() {
+        "cutover" => cutover(),
+        "par" => par(),
+        _ => table(),
+    }
+}
+
+fn msgs(data: &[u8], size: usize, count: usize) -> Vec<&[u8]> {
+    (0..count)
+        .map(|i| &data[i * size..(i + 1) * size])
+        .collect()
+}
+
+type Work<'a> = Box<dyn Fn(&[&[u8]], &mut [Digest]) + 'a>;
+
+/// The rows of the table: the scalar baseline, then every lane backend at 1 to 3 groups
+/// and at its default.
+fn rows() -> Vec<(String, Work<'static>)> {
+    let mut rows: Vec<(String, Work)> = Vec::new();
+    let s = scalar_backend();
+    rows.push((
+        format!("{s} (1 lane)"),
+        Box::new(move |m, o| md5x::hash_many_into_with(s, m, o)),
+    ));
+    for b in Backend::all_supported().filter(|b| b.lanes() > 1) {
+        let (def, _) = tuning::lane_shape(b).unwrap();
+        for g in 1..=3 {
+            let mut probe = [Digest::new([0; 16])];
+            if !tuning::hash_many_tuned(b, g, 1, &[&[0u8][..]], &mut probe) {
+                continue;
+            }
+            let star = if g == def { "*" } else { "" };
+            rows.push((
+                format!("{b} x{g}{star}"),
+                Box::new(move |m, o| {
+                    tuning::hash_many_tuned(b, g, 2, m, o);
+                }),
+            ));
+        }
+        rows.push((
+            format!("{b} default"),
+            Box::new(move |m, o| md5x::hash_many_into_with(b, m, o)),
+        ));
+    }
+    rows
+}
+
+fn table() {
+    let sizes = list("MD5X_SIZES", &[64, 1 << 10, 8 << 10, 1 << 20]);
+    let counts = list("MD5X_COUNTS", &[16, 24, 32, 48]);
+    let rounds = list("MD5X_ROUNDS", &[9])[0];
+    let max = sizes.iter().max().unwrap() * counts.iter().max().unwrap();
+    let data: Vec<u8> = (0..max).map(|i| (i % 251) as u8).collect();
+    let rows = rows();
+    // Every cell is measured once per round, rounds interleaved over all cells, and
+    // the best round kept: interference from other work only ever slows a slice.
+    let mut cells: Vec<(usize, usize, usize, f64)> = Vec::new();
+    for &count in &counts {
+        for r in 0..rows.len() {
+            for &size in &sizes {
+                cells.push((r, count, size, f64::INFINITY));
+            }
+        }
+    }
+    for _ in 0..rounds {
+        for (r, count, size, best) in cells.iter_mut() {
+            let m = msgs(&data, *size, *count);
+            let mut out = vec![Digest::new([0; 16]); *count];
+            let f = &rows[*r].1;
+            let sp = measure(|| f(std::hint::black_box(&m), &mut out), *size * *count);
+            *best = best.min(sp.cycles_per_byte);
+        }
+    }
+    println!(
+        "cycles/byte per core (bytes/cycle), hash_many_into, one thread, best of {rounds} rounds"
+    );
+    println!(
+        "{:<16} {:>6} {}",
+        "backend",
+        "msgs",
+        sizes.iter().map(|s| format!("{s:>16}")).collect::<String>()
+    );
+    for line in cells.chunks(sizes.len()) {
+        let (r, count, _, _) = line[0];
+        let mut text = format!("{:<16} {count:>6}", rows[r].0);
+        for &(_, _, _, cpb) in line {
+            text += &format!(" {cpb:>7.3} ({:>5.2})", 1.0 / cpb);
+        }
+        println!("{text}");
+    }
+    println!("(xG = G interleaved vector groups; * = the backend's default)");
+}
+
+/// With `n` live messages, lanes (forced, cut-over 1) against the single-stream kernel.
+fn cutover() {
+    let scalar = scalar_backend();
+    let data: Vec<u8> = (0..16usize << 20).map(|i| (i % 251) as u8).collect();
+    for b in Backend::all_supported().filter(|b| b.lanes() > 1) {
+        for size in [64usize, 1 << 10, 8 << 10] {
+            println!("{b}, {size}-byte messages: cycles/byte, scalar ({scalar}) vs lanes (groups to fit)");
+            for n in 1..=6usize {
+                let m = msgs(&data, size, n);
+                let mut out = vec![Digest::new([0; 16]); n];
+                let s = measure(
+                    || md5x::hash_many_into_with(scalar, std::hint::black_box(&m), &mut out),
+                    size * n,
+                );
+                let width = b.lanes() / tuning::lane_shape(b).unwrap().0;
+                let g = n.div_ceil(width);
+                let l = measure(
+                    || {
+                        tuning::hash_many_tuned(b, g, 1, std::hint::black_box(&m), &mut out);
+                    },
+                    size * n,
+                );
+                println!(
+                    "  n={n}: scalar {:>6.3}  lanes {:>6.3}  ({})",
+                    s.cycles_per_byte,
+                    l.cycles_per_byte,
+                    if l.cycles_per_byte < s.cycles_per_byte {
+                        "lanes win"
+                    } else {
+                        "scalar wins"
+                    }
+                );
+            }
+        }
+    }
+}
+
+#[cfg(feature = "rayon")]
+fn par() {
+    let size = 8 << 10;
+    let count = 512;
+    let data: Vec<u8> = (0..size * count).map(|i| (i % 251) as u8).collect();
+    let m = msgs(&data, size, count);
+    let mut out = vec![Digest::new([0; 16]); count];
+    let b = Backend::active();
+    let one = measure(|| md5x::hash_many_into_with(b, &m, &mut out), size * count);
+    let all = measure(
+        || md5x::par_hash_many_into_with(b, &m, &mut out),
+        size * count,
+    );
+    println!(
+        "{count} x {size} B on {b}: 1 thread {:.0} MB/s, {} threads {:.0} MB/s: {:.2}x",
+        one.mbps,
+        rayon::current_num_threads(),
+        all.mbps,
+        all.mbps / one.mbps
+    );
+}
+
+#[cfg(not(feature = "rayon"))]
+fn par() {
+    println!("build with --features rayon for the multi-core comparison");
+}

@@ -1,0 +1,524 @@
+//! The multi-buffer lane algorithm, written once for every vector width.
+//!
+//! Independent messages run side by side, one per 32-bit lane of a vector register
+//! (md5-simd's and Intel's multi-buffer MD5). The MD5 steps below are written against
+//! the small [`Lane`] trait; each instruction set (`sse2.rs`, `avx2.rs`, `avx512.rs`,
+//! `neon.rs`) implements only the trait's primitives. [`Portable`] implements the same
+//! trait with plain arrays, so this algorithm is tested at 4, 8 and 16 lanes on every
+//! machine (and under Miri), and [`PortableTernlog`] does the same with the `vpternlogd`
+//! truth tables AVX-512 uses for F, G, H and I.
+//!
+//! A kernel runs `G` independent groups of lanes interleaved step by step: one group is
+//! bound by the latency of MD5's dependent chain, several keep the vector units busy.
+
+use super::{word_index, K};
+
+/// One vector register of 32-bit lanes, and the few operations MD5 needs.
+///
+/// Implementations exist only inside kernels entered after the CPU was checked for
+/// their instruction set (see each ISA file), or are plain Rust ([`Portable`]).
+pub(crate) trait Lane: Copy {
+    /// 32-bit lanes in one vector.
+    const LANES: usize;
+    /// Every lane set to `x`.
+    fn splat(x: u32) -> Self;
+    /// Lane-wise wrapping add.
+    fn add(self, o: Self) -> Self;
+    /// Lane-wise wrapping subtract.
+    fn sub(self, o: Self) -> Self;
+    /// `self & o`.
+    fn and(self, o: Self) -> Self;
+    /// `!self & o` (x86's `andn` operand order).
+    fn andnot(self, o: Self) -> Self;
+    /// `self ^ o`.
+    fn xor(self, o: Self) -> Self;
+    /// Rotate every lane left by `L`; `R` is `32 - L` (shift immediates must be consts).
+    fn rotl<const L: i32, const R: i32>(self) -> Self;
+    /// Load `LANES` words (lane `i` from `words[i]`).
+    fn load(words: &[u32]) -> Self;
+    /// Store the lanes into `out[..LANES]`.
+    fn store(self, out: &mut [u32]);
+    /// The 16 message words of one block per lane, transposed: word `w` of lane `i` in
+    /// lane `i` of result `w`. Lane `i` reads `lanes[i][offset..offset + 64]`, little-endian.
+    fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16];
+
+    /// Round 1's `F(b, c, d) = (b & c) | (!b & d)`, as `((c ^ d) & b) ^ d`.
+    #[inline(always)]
+    fn f(b: Self, c: Self, d: Self) -> Self {
+        c.xor(d).and(b).xor(d)
+    }
+    /// `x + G(b, c, d)`, `G = (b & d) | (c & !d)`: the two terms never share a bit, so
+    /// they are added separately and `c & !d` (no `b`) can join the sum early.
+    #[inline(always)]
+    fn add_g(x: Self, b: Self, c: Self, d: Self) -> Self {
+        x.add(d.andnot(c)).add(b.and(d))
+    }
+    /// Round 3's `H(b, c, d) = b ^ c ^ d` (`c ^ d` does not wait for `b`).
+    #[inline(always)]
+    fn h(b: Self, c: Self, d: Self) -> Self {
+        b.xor(c.xor(d))
+    }
+    /// `!I(b, c, d) = c ^ (!b & d)`, where `I = c ^ (b | !d)`. The step subtracts it
+    /// from a sum whose constant was lowered by one: `x + I = (x - 1) - !I`. One `andn`
+    /// replaces the `or` and the `not`.
+    #[inline(always)]
+    fn not_i(b: Self, c: Self, d: Self) -> Self {
+        c.xor(b.andnot(d))
+    }
+}
+
+/// `vpternlogd` immediates for `(A, B, C) = (b, c, d)`: bit `4A + 2B + C` of the
+/// immediate is the function's value. Checked against the scalar forms in the tests.
+pub(crate) const TERNLOG_F: i32 = 0xCA;
+/// `G(b, c, d) = d ? b : c`.
+pub(crate) const TERNLOG_G: i32 = 0xE4;
+/// `H(b, c, d) = b ^ c ^ d`.
+pub(crate) const TERNLOG_H: i32 = 0x96;
+/// `!I(b, c, d) = c ^ (!b & d)`.
+pub(crate) const TERNLOG_NOT_I: i32 = 0xC6;
+
+/// A lane kernel as the schedulers see it: `compress(state, lanes, nblocks)`.
+///
+/// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
+/// `width` lanes: word `w` of lane `l` is at `((l / width) * 4 + w) * width + l % width`.
+/// `lanes` has one slice per lane, each with at least `64 * nblocks` bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneKernel {
+    /// Lanes per call (`width * groups`).
+    pub lanes: usize,
+    /// Lanes per vector.
+    pub width: usize,
+    /// The compress function.
+    pub compress: fn(&mut [u32], &[&[u8]], usize),
+    /// Below this many live messages, the single-stream kernel is faster (measured).
+    pub min_live: usize,
+}
+
+impl LaneKernel {
+    /// Index of word `w` of lane `l` in the state layout.
+    #[inline(always)]
+    pub(crate) fn at(&self, lane: usize, w: usize) -> usize {
+        ((lane / self.width) * 4 + w) * self.width + lane % self.width
+    }
+}
+
+/// Compress `nblocks` blocks of every lane into `state` with `G` interleaved groups of
+/// `V::LANES` lanes (layout: see [`LaneKernel`]).
+///
+/// # Panics
+///
+/// If `state` or `lanes` has the wrong length, or a lane is shorter than `64 * nblocks`.
+#[inline(always)]
+pub(crate) fn compress<V: Lane, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+) {
+    let n = V::LANES;
+    assert_eq!(state.len(), 4 * n * G, "lane state size");
+    assert_eq!(lanes.len(), n * G, "lane count");
+    let need = nblocks.checked_mul(64).expect("block count overflows");
+    assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+
+    let mut s: [[V; 4]; G] =
+        core::array::from_fn(|g| core::array::from_fn(|w| V::load(&state[(g * 4 + w) * n..])));
+    for blk in 0..nblocks {
+        let m: [[V; 16]; G] =
+            core::array::from_fn(|g| V::load_message(&lanes[g * n..(g + 1) * n], blk * 64));
+        let mut x = s;
+
+        // One step for every group: x[a] = x[b] + rotl(x[a] + fn(b, c, d) + m + K, r).
+        macro_rules! step {
+            ($f:ident, $i:expr, $a:expr, $b:expr, $c:expr, $d:expr, $r:literal) => {
+                for (xg, mg) in x.iter_mut().zip(&m) {
+                    let (a, b, c, d) = (xg[$a], xg[$b], xg[$c], xg[$d]);
+                    let w = mg[const { word_index($i) }];
+                    let t = step!(@$f, $i, a.add(w), b, c, d);
+                    xg[$a] = b.add(t.rotl::<$r, { 32 - $r }>());
+                }
+            };
+            (@F, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
+                $p.add(V::splat(const { K[$i] })).add(V::f($b, $c, $d))
+            };
+            (@G, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
+                V::add_g($p.add(V::splat(const { K[$i] })), $b, $c, $d)
+            };
+            (@H, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
+                $p.add(V::splat(const { K[$i] })).add(V::h($b, $c, $d))
+            };
+            (@I, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
+                $p.add(V::splat(const { K[$i].wrapping_sub(1) }))
+                    .sub(V::not_i($b, $c, $d))
+            };
+        }
+        // Four steps; the roles of the state words rotate (a, b, c, d) -> (d, a, b, c).
+        macro_rules! quad {
+            ($f:ident, $i:expr, $r0:literal, $r1:literal, $r2:literal, $r3:literal) => {
+                step!($f, $i, 0, 1, 2, 3, $r0);
+                step!($f, $i + 1, 3, 0, 1, 2, $r1);
+                step!($f, $i + 2, 2, 3, 0, 1, $r2);
+                step!($f, $i + 3, 1, 2, 3, 0, $r3);
+            };
+        }
+        quad!(F, 0, 7, 12, 17, 22);
+        quad!(F, 4, 7, 12, 17, 22);
+        quad!(F, 8, 7, 12, 17, 22);
+        quad!(F, 12, 7, 12, 17, 22);
+        quad!(G, 16, 5, 9, 14, 20);
+        quad!(G, 20, 5, 9, 14, 20);
+        quad!(G, 24, 5, 9, 14, 20);
+        quad!(G, 28, 5, 9, 14, 20);
+        quad!(H, 32, 4, 11, 16, 23);
+        quad!(H, 36, 4, 11, 16, 23);
+        quad!(H, 40, 4, 11, 16, 23);
+        quad!(H, 44, 4, 11, 16, 23);
+        quad!(I, 48, 6, 10, 15, 21);
+        quad!(I, 52, 6, 10, 15, 21);
+        quad!(I, 56, 6, 10, 15, 21);
+        quad!(I, 60, 6, 10, 15, 21);
+
+        for (sg, xg) in s.iter_mut().zip(&x) {
+            for (sw, xw) in sg.iter_mut().zip(xg) {
+                *sw = sw.add(*xw);
+            }
+        }
+    }
+    for (g, sg) in s.iter().enumerate() {
+        for (w, sw) in sg.iter().enumerate() {
+            sw.store(&mut state[(g * 4 + w) * n..]);
+        }
+    }
+}
+
+/// Plain-array lanes: the lane algorithm's reference implementation, on every machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Portable<const N: usize>(pub [u32; N]);
+
+impl<const N: usize> Portable<N> {
+    #[inline(always)]
+    fn map2(self, o: Self, f: impl Fn(u32, u32) -> u32) -> Self {
+        Portable(core::array::from_fn(|i| f(self.0[i], o.0[i])))
+    }
+}
+
+impl<const N: usize> Lane for Portable<N> {
+    const LANES: usize = N;
+    #[inline(always)]
+    fn splat(x: u32) -> Self {
+        Portable([x; N])
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self.map2(o, u32::wrapping_add)
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self.map2(o, u32::wrapping_sub)
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        self.map2(o, |a, b| a & b)
+    }
+    #[inline(always)]
+    fn andnot(self, o: Self) -> Self {
+        self.map2(o, |a, b| !a & b)
+    }
+    #[inline(always)]
+    fn xor(self, o: Self) -> Self {
+        self.map2(o, |a, b| a ^ b)
+    }
+    #[inline(always)]
+    fn rotl<const L: i32, const R: i32>(self) -> Self {
+        debug_assert_eq!(L + R, 32);
+        // The same shift-and-or every vector ISA without a rotate instruction uses.
+        Portable(self.0.map(|a| (a << L) | (a >> R)))
+    }
+    #[inline(always)]
+    fn load(words: &[u32]) -> Self {
+        Portable(core::array::from_fn(|i| words[i]))
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u32]) {
+        out[..N].copy_from_slice(&self.0);
+    }
+    #[inline(always)]
+    fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
+        assert_eq!(lanes.len(), N);
+        let blocks: [&[u8]; N] = core::array::from_fn(|i| &lanes[i][offset..offset + 64]);
+        core::array::from_fn(|w| {
+            Portable(core::array::from_fn(|i| {
+                let b = &blocks[i][4 * w..4 * w + 4];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            }))
+        })
+    }
+}
+
+/// `vpternlogd`'s semantics on one word: bit `j` of the result is bit
+/// `4 a_j + 2 b_j + c_j` of `imm`.
+#[inline(always)]
+pub(crate) fn ternlog(a: u32, b: u32, c: u32, imm: i32) -> u32 {
+    let mut r = 0;
+    for idx in 0..8 {
+        if imm & (1 << idx) != 0 {
+            let pick = |x: u32, bit: i32| if idx & bit != 0 { x } else { !x };
+            r |= pick(a, 4) & pick(b, 2) & pick(c, 1);
+        }
+    }
+    r
+}
+
+/// [`Portable`] lanes whose F, G, H and `!I` are the `vpternlogd` truth tables AVX-512
+/// uses: this runs the AVX-512 kernel's round functions on any machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PortableTernlog<const N: usize>(pub Portable<N>);
+
+impl<const N: usize> PortableTernlog<N> {
+    #[inline(always)]
+    fn tern<const IMM: i32>(a: Self, b: Self, c: Self) -> Self {
+        PortableTernlog(Portable(core::array::from_fn(|i| {
+            ternlog(a.0 .0[i], b.0 .0[i], c.0 .0[i], IMM)
+        })))
+    }
+}
+
+impl<const N: usize> Lane for PortableTernlog<N> {
+    const LANES: usize = N;
+    #[inline(always)]
+    fn splat(x: u32) -> Self {
+        PortableTernlog(Portable::splat(x))
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        PortableTernlog(self.0.add(o.0))
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        PortableTernlog(self.0.sub(o.0))
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        PortableTernlog(self.0.and(o.0))
+    }
+    #[inline(always)]
+    fn andnot(self, o: Self) -> Self {
+        PortableTernlog(self.0.andnot(o.0))
+    }
+    #[inline(always)]
+    fn xor(self, o: Self) -> Self {
+        PortableTernlog(self.0.xor(o.0))
+    }
+    #[inline(always)]
+    fn rotl<const L: i32, const R: i32>(self) -> Self {
+        // AVX-512's `vprold` is a true rotate.
+        PortableTernlog(Portable(self.0 .0.map(|a| a.rotate_left(L as u32))))
+    }
+    #[inline(always)]
+    fn load(words: &[u32]) -> Self {
+        PortableTernlog(Portable::load(words))
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u32]) {
+        self.0.store(out)
+    }
+    #[inline(always)]
+    fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
+        Portable::load_message(lanes, offset).map(PortableTernlog)
+    }
+    #[inline(always)]
+    fn f(b: Self, c: Self, d: Self) -> Self {
+        Self::tern::<TERNLOG_F>(b, c, d)
+    }
+    #[inline(always)]
+    fn add_g(x: Self, b: Self, c: Self, d: Self) -> Self {
+        x.add(Self::tern::<TERNLOG_G>(b, c, d))
+    }
+    #[inline(always)]
+    fn h(b: Self, c: Self, d: Self) -> Self {
+        Self::tern::<TERNLOG_H>(b, c, d)
+    }
+    #[inline(always)]
+    fn not_i(b: Self, c: Self, d: Self) -> Self {
+        Self::tern::<TERNLOG_NOT_I>(b, c, d)
+    }
+}
+
+/// The portable lane kernel with `N` lanes and `G` groups, as a plain function.
+pub(crate) fn compress_portable<const N: usize, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+) {
+    compress::<Portable<N>, G>(state, lanes, nblocks)
+}
+
+/// The portable lane kernel with AVX-512's ternary-logic round functions.
+pub(crate) fn compress_portable_ternlog<const N: usize, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+) {
+    compress::<PortableTernlog<N>, G>(state, lanes, nblocks)
+}
+
+/// A [`LaneKernel`] over portable lanes (the schedulers' unit tests).
+#[cfg(test)]
+pub(crate) fn portable_kernel<const N: usize, const G: usize>(min_live: usize) -> LaneKernel {
+    LaneKernel {
+        lanes: N * G,
+        width: N,
+        compress: compress_portable::<N, G>,
+        min_live,
+    }
+}
+
+/// A portable lane kernel for a run-time shape: `width` 4, 8 or 16 lanes, 1 or 2
+/// groups; with `ternlog`, AVX-512's round functions (width 16 only).
+pub(crate) fn portable_kernel_shape(
+    width: usize,
+    groups: usize,
+    ternlog: bool,
+    min_live: usize,
+) -> Option<LaneKernel> {
+    let compress: fn(&mut [u32], &[&[u8]], usize) = match (width, groups, ternlog) {
+        (4, 1, false) => compress_portable::<4, 1>,
+        (4, 2, false) => compress_portable::<4, 2>,
+        (8, 1, false) => compress_portable::<8, 1>,
+        (8, 2, false) => compress_portable::<8, 2>,
+        (16, 1, false) => compress_portable::<16, 1>,
+        (16, 2, false) => compress_portable::<16, 2>,
+        (16, 1, true) => compress_portable_ternlog::<16, 1>,
+        (16, 2, true) => compress_portable_ternlog::<16, 2>,
+        _ => return None,
+    };
+    Some(LaneKernel {
+        lanes: width * groups,
+        width,
+        compress,
+        min_live,
+    })
+}
+
+/// Pick the monomorphised kernel for a run-time group count (1 to 3).
+macro_rules! by_groups {
+    ($groups:expr, $f:ident) => {
+        match $groups {
+            1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize)),
+            2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize)),
+            3 => Some($f::<3> as fn(&mut [u32], &[&[u8]], usize)),
+            _ => None,
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use by_groups;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::kernels::portable;
+
+    fn xorshift(seed: u64) -> impl FnMut() -> u32 {
+        let mut s = seed | 1;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u32
+        }
+    }
+
+    #[test]
+    fn ternlog_immediates_match_the_round_functions() {
+        let mut next = xorshift(7);
+        for _ in 0..if cfg!(miri) { 50 } else { 10_000 } {
+            let (b, c, d) = (next(), next(), next());
+            assert_eq!(ternlog(b, c, d, TERNLOG_F), (b & c) | (!b & d));
+            assert_eq!(ternlog(b, c, d, TERNLOG_G), (b & d) | (c & !d));
+            assert_eq!(ternlog(b, c, d, TERNLOG_H), b ^ c ^ d);
+            assert_eq!(ternlog(b, c, d, TERNLOG_NOT_I), !(c ^ (b | !d)));
+        }
+    }
+
+    /// Lane `l` hashes `nblocks` blocks of its own bytes from its own random state;
+    /// compare every lane with the scalar kernel.
+    pub(crate) fn check(
+        kernel: fn(&mut [u32], &[&[u8]], usize),
+        width: usize,
+        lanes: usize,
+        nblocks: usize,
+        seed: u64,
+    ) {
+        let mut next = xorshift(seed);
+        let data: Vec<Vec<u8>> = (0..lanes)
+            .map(|_| (0..nblocks * 64 + 3).map(|_| next() as u8).collect())
+            .collect();
+        // Unaligned views: start at byte 1 or 3.
+        let views: Vec<&[u8]> = data
+            .iter()
+            .enumerate()
+            .map(|(i, d)| &d[1 + 2 * (i % 2)..])
+            .collect();
+        let init: Vec<[u32; 4]> = (0..lanes)
+            .map(|_| [next(), next(), next(), next()])
+            .collect();
+        let k = LaneKernel {
+            lanes,
+            width,
+            compress: kernel,
+            min_live: 1,
+        };
+        let mut state = vec![0u32; 4 * lanes];
+        for (l, s) in init.iter().enumerate() {
+            for (w, &v) in s.iter().enumerate() {
+                state[k.at(l, w)] = v;
+            }
+        }
+        (k.compress)(&mut state, &views, nblocks);
+        for l in 0..lanes {
+            let mut s = init[l];
+            let (blocks, _) = views[l][..nblocks * 64].as_chunks::<64>();
+            portable::compress(&mut s, blocks);
+            let got: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+            assert_eq!(got, s, "lane {l} of {lanes} (width {width})");
+        }
+    }
+
+    #[test]
+    fn portable_lanes_4_8_16_match_scalar() {
+        let nb = if cfg!(miri) { 1 } else { 3 };
+        check(compress_portable::<4, 1>, 4, 4, nb, 1);
+        check(compress_portable::<8, 1>, 8, 8, nb, 2);
+        check(compress_portable::<16, 1>, 16, 16, nb, 3);
+        check(compress_portable::<4, 2>, 4, 8, nb, 4);
+        check(compress_portable::<8, 3>, 8, 24, nb, 5);
+        check(compress_portable::<16, 2>, 16, 32, nb, 6);
+    }
+
+    #[test]
+    fn portable_ternlog_lanes_match_scalar() {
+        // AVX-512's round functions (one vpternlogd each) and true rotates.
+        let nb = if cfg!(miri) { 1 } else { 3 };
+        check(compress_portable_ternlog::<16, 1>, 16, 16, nb, 7);
+        check(compress_portable_ternlog::<16, 2>, 16, 32, nb, 8);
+        check(compress_portable_ternlog::<4, 1>, 4, 4, nb, 9);
+    }
+
+    #[test]
+    fn zero_blocks_leave_state_unchanged() {
+        let mut state: Vec<u32> = (0..32).collect();
+        let data = [0u8; 0];
+        let lanes = [&data[..]; 8];
+        compress_portable::<8, 1>(&mut state, &lanes, 0);
+        assert_eq!(state, (0..32).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    #[should_panic(expected = "lane data too short")]
+    fn short_lane_panics() {
+        let mut state = [0u32; 16];
+        let long = [0u8; 128];
+        let short = [0u8; 64];
+        compress_portable::<4, 1>(&mut state, &[&long, &long, &short, &long], 2);
+    }
+}

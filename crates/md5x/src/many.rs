@@ -1,0 +1,430 @@
+//! Many messages at once: [`hash_many`] fills the vector lanes of one core with
+//! independent messages (and [`par_hash_many`], with feature `rayon`, every core).
+//!
+//! The scheduler works like a job manager: each lane holds one message; the kernel runs
+//! for as many blocks as the lane with the fewest remaining blocks has left; the lanes
+//! whose message (or phase) ended are then refilled. Whole blocks are hashed where they
+//! lie; only the tail of each message (under 64 bytes) is copied, with its padding, into
+//! the lane's two-block buffer (messages of at most 119 bytes go there whole: one kernel
+//! run instead of two). Idle lanes read a live lane's data and their results are
+//! dropped. When fewer messages are left than the kernel's measured cut-over, the
+//! remaining ones finish on the single-stream kernel.
+
+use crate::hasher::{finish, md5_with, state_to_digest, INIT};
+use crate::kernels::lanes::LaneKernel;
+use crate::{Backend, Digest};
+
+/// The most lanes any kernel fills (16-lane AVX-512 times 3 groups).
+pub(crate) const MAX_LANES: usize = 48;
+
+/// MD5 of every input, in input order, on the process's [`Backend::active`] backend.
+///
+/// Inputs of any and uneven lengths are hashed side by side in the vector lanes of
+/// one core (see [`Backend::lanes`]); the result is exactly `inputs.iter().map(md5)`.
+///
+/// ```
+/// let digests = md5x::hash_many(&[&b"abc"[..], b"", b"message digest"]);
+/// assert_eq!(digests[0], md5x::md5(b"abc"));
+/// assert_eq!(digests[1].to_string(), "d41d8cd98f00b204e9800998ecf8427e");
+/// assert_eq!(digests[2], md5x::md5(b"message digest"));
+///
+/// // Anything that is `AsRef<[u8]>` works, e.g. owned buffers.
+/// let files: Vec<Vec<u8>> = vec![vec![1; 10_000], vec![2; 3]];
+/// assert_eq!(md5x::hash_many(&files)[1], md5x::md5(&[2, 2, 2]));
+/// ```
+#[cfg(feature = "alloc")]
+pub fn hash_many<T: AsRef<[u8]>>(inputs: &[T]) -> alloc::vec::Vec<Digest> {
+    hash_many_with(Backend::active(), inputs)
+}
+
+/// [`hash_many`] on a chosen backend.
+///
+/// # Panics
+///
+/// If this CPU cannot run `backend`.
+#[cfg(feature = "alloc")]
+pub fn hash_many_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> alloc::vec::Vec<Digest> {
+    let mut out = alloc::vec![Digest::new([0; 16]); inputs.len()];
+    hash_many_into_with(backend, inputs, &mut out);
+    out
+}
+
+/// MD5 of every input into `out` (`out[i]` is the digest of `inputs[i]`), without
+/// allocating, on the process's [`Backend::active`] backend.
+///
+/// ```
+/// let mut out = [md5x::Digest::new([0; 16]); 2];
+/// md5x::hash_many_into(&[&b"a"[..], b"b"], &mut out);
+/// assert_eq!(out, [md5x::md5(b"a"), md5x::md5(b"b")]);
+/// ```
+///
+/// # Panics
+///
+/// If `out.len() != inputs.len()`.
+pub fn hash_many_into<T: AsRef<[u8]>>(inputs: &[T], out: &mut [Digest]) {
+    hash_many_into_with(Backend::active(), inputs, out)
+}
+
+/// [`hash_many_into`] on a chosen backend.
+///
+/// # Panics
+///
+/// If `out.len() != inputs.len()`, or if this CPU cannot run `backend`.
+pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]) {
+    assert_eq!(
+        out.len(),
+        inputs.len(),
+        "md5x::hash_many_into: {} outputs for {} inputs",
+        out.len(),
+        inputs.len()
+    );
+    assert!(
+        backend.is_supported(),
+        "md5x: backend '{backend}' is not supported by this CPU"
+    );
+    match backend.lane_kernel() {
+        // Fewer messages than lanes: the fewest groups that hold them all.
+        Some(k) if inputs.len() < k.lanes => {
+            let groups = inputs.len().div_ceil(k.width).max(1);
+            let k = backend.lane_kernel_groups(groups).unwrap_or(k);
+            schedule(&k, backend, inputs, out)
+        }
+        Some(k) => schedule(&k, backend, inputs, out),
+        None => scalar_all(backend, inputs, out),
+    }
+}
+
+/// Benchmark hooks: [`hash_many_into_with`] with a chosen group count and cut-over.
+/// Not part of the stable API.
+#[doc(hidden)]
+pub mod tuning {
+    use super::*;
+
+    /// Like [`hash_many_into_with`], with `groups` interleaved vector groups (1 to 3) and
+    /// `min_live` as the cut-over to the single-stream kernel. Returns `false` (and
+    /// hashes nothing) when `backend` has no lane kernel with that many groups here.
+    ///
+    /// # Panics
+    ///
+    /// If `out.len() != inputs.len()`.
+    pub fn hash_many_tuned<T: AsRef<[u8]>>(
+        backend: Backend,
+        groups: usize,
+        min_live: usize,
+        inputs: &[T],
+        out: &mut [Digest],
+    ) -> bool {
+        assert_eq!(out.len(), inputs.len(), "md5x: outputs and inputs differ");
+        let Some(mut k) = backend.lane_kernel_groups(groups) else {
+            return false;
+        };
+        k.min_live = min_live;
+        schedule(&k, backend, inputs, out);
+        true
+    }
+
+    /// [`hash_many_into_with`] through the portable lane implementation (plain arrays,
+    /// any machine): `width` 4, 8 or 16 lanes, `groups` 1 or 2, and with `ternlog` the
+    /// `vpternlogd` round functions of the AVX-512 kernel (width 16). This is how the
+    /// lane algorithm and the scheduler are tested where the vector ISA is missing.
+    /// Returns `false` (and hashes nothing) for other shapes.
+    ///
+    /// # Panics
+    ///
+    /// If `out.len() != inputs.len()`.
+    pub fn hash_many_portable_lanes<T: AsRef<[u8]>>(
+        width: usize,
+        groups: usize,
+        ternlog: bool,
+        min_live: usize,
+        inputs: &[T],
+        out: &mut [Digest],
+    ) -> bool {
+        assert_eq!(out.len(), inputs.len(), "md5x: outputs and inputs differ");
+        let Some(k) =
+            crate::kernels::lanes::portable_kernel_shape(width, groups, ternlog, min_live)
+        else {
+            return false;
+        };
+        schedule(&k, Backend::Portable, inputs, out);
+        true
+    }
+
+    /// The default group count and lanes of `backend`'s lane kernel here, if any.
+    pub fn lane_shape(backend: Backend) -> Option<(usize, usize)> {
+        backend.lane_kernel().map(|k| (k.lanes / k.width, k.lanes))
+    }
+}
+
+/// With feature `rayon`: [`hash_many`] spread over the cores of rayon's pool, each
+/// core filling its own lanes with a contiguous share of the inputs.
+///
+/// ```
+/// let msgs: Vec<Vec<u8>> = (0..100).map(|i| vec![i as u8; 1000 + i]).collect();
+/// let d = md5x::par_hash_many(&msgs);
+/// assert_eq!(d, md5x::hash_many(&msgs));
+/// ```
+#[cfg(feature = "rayon")]
+pub fn par_hash_many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> alloc::vec::Vec<Digest> {
+    let mut out = alloc::vec![Digest::new([0; 16]); inputs.len()];
+    par_hash_many_into_with(Backend::active(), inputs, &mut out);
+    out
+}
+
+/// [`par_hash_many`] into `out`, on a chosen backend.
+///
+/// # Panics
+///
+/// If `out.len() != inputs.len()`, or if this CPU cannot run `backend`.
+#[cfg(feature = "rayon")]
+pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
+    backend: Backend,
+    inputs: &[T],
+    out: &mut [Digest],
+) {
+    use rayon::prelude::*;
+    assert_eq!(
+        out.len(),
+        inputs.len(),
+        "md5x::par_hash_many: outputs and inputs differ"
+    );
+    let lanes = backend.lanes();
+    let threads = rayon::current_num_threads().max(1);
+    // Whole lane sets per share, and a few shares per thread so that uneven inputs
+    // still balance; never fewer than one full set of lanes per share.
+    let per = inputs.len().div_ceil(threads * 4).div_ceil(lanes) * lanes;
+    let chunk = per.max(lanes).max(1);
+    inputs
+        .par_chunks(chunk)
+        .zip(out.par_chunks_mut(chunk))
+        .for_each(|(i, o)| hash_many_into_with(backend, i, o));
+}
+
+fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]) {
+    for (d, m) in out.iter_mut().zip(inputs) {
+        *d = md5_with(backend, m.as_ref());
+    }
+}
+
+/// Lane `job` value of an idle lane.
+const IDLE: usize = usize::MAX;
+
+/// One lane's message: where it is and how many blocks are left in its current phase
+/// (whole blocks in place, then the padded tail in the lane's buffer).
+#[derive(Clone, Copy)]
+struct LaneJob<'a> {
+    job: usize,
+    cur: &'a [u8],
+    left: usize,
+    in_pad: bool,
+    pad_pos: usize,
+}
+
+/// Copy `tail` (at most 119 bytes) and MD5's padding for a message of `total_len`
+/// bytes into `buf`; returns the number of blocks (1 or 2).
+#[inline]
+fn pad_into(buf: &mut [u8; 128], tail: &[u8], total_len: u64) -> usize {
+    let t = tail.len();
+    debug_assert!(t <= 119);
+    let nb = if t < 56 { 1 } else { 2 };
+    buf[..t].copy_from_slice(tail);
+    buf[t] = 0x80;
+    buf[t + 1..nb * 64 - 8].fill(0);
+    buf[nb * 64 - 8..nb * 64].copy_from_slice(&total_len.wrapping_mul(8).to_le_bytes());
+    nb
+}
+
+/// The job manager (see the module docs). `scalar` is the single-stream backend for
+/// the messages below the cut-over.
+pub(crate) fn schedule<T: AsRef<[u8]>>(
+    k: &LaneKernel,
+    scalar: Backend,
+    inputs: &[T],
+    out: &mut [Digest],
+) {
+    let n = inputs.len();
+    let lanes = k.lanes;
+    assert!(lanes <= MAX_LANES);
+    if n < k.min_live.max(1) {
+        return scalar_all(scalar, inputs, out);
+    }
+    let mut state = [0u32; 4 * MAX_LANES];
+    let state = &mut state[..4 * lanes];
+    let mut pad = [[0u8; 128]; MAX_LANES];
+    let mut ln = [LaneJob {
+        job: IDLE,
+        cur: &[],
+        left: 0,
+        in_pad: false,
+        pad_pos: 0,
+    }; MAX_LANES];
+    let ln = &mut ln[..lanes];
+    let mut next = 0;
+
+    loop {
+        // Refill idle lanes with the next messages.
+        let mut live = 0;
+        let mut first_live = 0;
+        let mut nblocks = usize::MAX;
+        for (l, lj) in ln.iter_mut().enumerate() {
+            if lj.job == IDLE && next < n {
+                let data = inputs[next].as_ref();
+                for (w, &v) in INIT.iter().enumerate() {
+                    state[k.at(l, w)] = v;
+                }
+                *lj = if data.len() <= 119 {
+                    LaneJob {
+                        job: next,
+                        cur: &[],
+                        left: pad_into(&mut pad[l], data, data.len() as u64),
+                        in_pad: true,
+                        pad_pos: 0,
+                    }
+                } else {
+                    LaneJob {
+                        job: next,
+                        cur: data,
+                        left: data.len() / 64,
+                        in_pad: false,
+                        pad_pos: 0,
+                    }
+                };
+                next += 1;
+            }
+            if lj.job != IDLE {
+                if live == 0 {
+                    first_live = l;
+                }
+                live += 1;
+                nblocks = nblocks.min(lj.left);
+            }
+        }
+        if live == 0 {
+            break;
+        }
+        if live < k.min_live && next == n {
+            // Too few messages left for the lanes to pay: finish them one by one.
+            for (l, lj) in ln.iter().enumerate() {
+                if lj.job != IDLE {
+                    let mut s: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                    if lj.in_pad {
+                        let bytes = &pad[l][lj.pad_pos * 64..(lj.pad_pos + lj.left) * 64];
+                        scalar.compress(&mut s, bytes.as_chunks::<64>().0);
+                    } else {
+                        let (blocks, tail) = lj.cur.as_chunks::<64>();
+                        scalar.compress(&mut s, blocks);
+                        finish(scalar, &mut s, tail, inputs[lj.job].as_ref().len() as u64);
+                    }
+                    out[lj.job] = state_to_digest(&s);
+                }
+            }
+            break;
+        }
+
+        let live_src: &[u8] = source(&ln[first_live], &pad[first_live]);
+        let ptrs: [&[u8]; MAX_LANES] = core::array::from_fn(|l| {
+            if l < lanes && ln[l].job != IDLE {
+                source(&ln[l], &pad[l])
+            } else {
+                live_src
+            }
+        });
+        (k.compress)(state, &ptrs[..lanes], nblocks);
+
+        for (l, lj) in ln.iter_mut().enumerate() {
+            if lj.job == IDLE {
+                continue;
+            }
+            lj.left -= nblocks;
+            if lj.in_pad {
+                lj.pad_pos += nblocks;
+            } else {
+                lj.cur = &lj.cur[nblocks * 64..];
+            }
+            if lj.left == 0 {
+                if lj.in_pad {
+                    let s: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                    out[lj.job] = state_to_digest(&s);
+                    lj.job = IDLE;
+                } else {
+                    let total = inputs[lj.job].as_ref().len() as u64;
+                    lj.left = pad_into(&mut pad[l], lj.cur, total);
+                    lj.in_pad = true;
+                    lj.pad_pos = 0;
+                }
+            }
+        }
+    }
+}
+
+/// The bytes a lane reads next.
+#[inline(always)]
+fn source<'a>(lj: &LaneJob<'a>, pad: &'a [u8; 128]) -> &'a [u8] {
+    if lj.in_pad {
+        &pad[lj.pad_pos * 64..]
+    } else {
+        lj.cur
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::lanes::portable_kernel;
+    use alloc::vec::Vec;
+
+    fn msgs(lens: &[usize]) -> Vec<Vec<u8>> {
+        lens.iter()
+            .enumerate()
+            .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7 + n) as u8).collect())
+            .collect()
+    }
+
+    fn check(k: &LaneKernel, lens: &[usize]) {
+        let m = msgs(lens);
+        let mut out = alloc::vec![Digest::new([0; 16]); m.len()];
+        schedule(k, Backend::Portable, &m, &mut out);
+        for (i, d) in out.iter().enumerate() {
+            assert_eq!(
+                *d,
+                md5_with(Backend::Portable, &m[i]),
+                "message {i} of {} ({} bytes), {} lanes",
+                m.len(),
+                m[i].len(),
+                k.lanes
+            );
+        }
+    }
+
+    #[test]
+    fn pad_into_matches_rfc_layout() {
+        let mut buf = [0xffu8; 128];
+        assert_eq!(pad_into(&mut buf, b"abc", 3), 1);
+        assert_eq!(&buf[..4], b"abc\x80");
+        assert!(buf[4..56].iter().all(|&b| b == 0));
+        assert_eq!(buf[56], 24);
+        assert_eq!(pad_into(&mut buf, &[1; 56], 56), 2);
+        assert_eq!(pad_into(&mut buf, &[1; 64], 64), 2);
+        assert_eq!(pad_into(&mut buf, &[1; 119], 119), 2);
+    }
+
+    #[test]
+    fn portable_lanes_uneven_lengths() {
+        let k4 = portable_kernel::<4, 1>(2);
+        let k8 = portable_kernel::<8, 2>(1);
+        let k16 = portable_kernel::<16, 1>(3);
+        let lens: &[usize] = if cfg!(miri) {
+            &[0, 55, 56, 64, 119, 120, 200, 3, 64, 130]
+        } else {
+            &[
+                0, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 3, 4096, 777, 64, 1, 300,
+                2000, 0, 5, 190, 191, 192, 193,
+            ]
+        };
+        for k in [&k4, &k8, &k16] {
+            for count in [0, 1, 2, 3, 4, 5, 8, 9, 16, 17, lens.len()] {
+                check(k, &lens[..count.min(lens.len())]);
+            }
+        }
+    }
+}

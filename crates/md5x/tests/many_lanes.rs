@@ -1,0 +1,264 @@
+//! `hash_many` and `Lanes` on every lane backend this CPU runs, and on the portable lane
+//! implementation at 4, 8 and 16 lanes (which is what tests the AVX-512 algorithm's
+//! logic, including its `vpternlogd` round functions, on machines without AVX-512).
+mod common;
+
+use common::{bytes, for_each_backend, reference};
+use md5x::{tuning, Backend, Digest, Lanes};
+
+fn zero() -> Digest {
+    Digest::new([0; 16])
+}
+
+/// Check `hash_many_into_with` (and the portable lane shapes) against md-5.
+fn check_all(inputs: &[&[u8]], what: &str) {
+    let want: Vec<[u8; 16]> = inputs.iter().map(|m| reference(m)).collect();
+    for_each_backend(|b| {
+        let got = md5x::hash_many_with(b, inputs);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                <[u8; 16]>::from(*g),
+                *w,
+                "{what}: message {i} ({} bytes) on {b}",
+                inputs[i].len()
+            );
+        }
+        // Every group count, and lanes forced down to a single live message.
+        for groups in 1..=3 {
+            let mut out = vec![zero(); inputs.len()];
+            if tuning::hash_many_tuned(b, groups, 1, inputs, &mut out) {
+                for (i, (g, w)) in out.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        <[u8; 16]>::from(*g),
+                        *w,
+                        "{what}: message {i} on {b} x{groups}"
+                    );
+                }
+            }
+        }
+    });
+    for (width, groups, ternlog) in [
+        (4, 1, false),
+        (4, 2, false),
+        (8, 1, false),
+        (8, 2, false),
+        (16, 1, false),
+        (16, 2, false),
+        (16, 1, true),
+        (16, 2, true),
+    ] {
+        let mut out = vec![zero(); inputs.len()];
+        assert!(tuning::hash_many_portable_lanes(
+            width, groups, ternlog, 1, inputs, &mut out
+        ));
+        for (i, (g, w)) in out.iter().zip(&want).enumerate() {
+            assert_eq!(
+                <[u8; 16]>::from(*g),
+                *w,
+                "{what}: message {i} on portable lanes {width}x{groups} ternlog={ternlog}"
+            );
+        }
+    }
+}
+
+#[test]
+fn lane_backends_reported() {
+    let lane: Vec<Backend> = common::backends()
+        .into_iter()
+        .filter(|b| b.lanes() > 1)
+        .collect();
+    eprintln!(
+        "md5x lane backends run here: {:?}; AVX-512's algorithm also runs on portable lanes (16, vpternlogd tables)",
+        lane
+    );
+}
+
+#[test]
+fn every_length_0_to_1000_mixed() {
+    let data = bytes(1100, 1);
+    // Each message is a different length, so lanes end at different blocks.
+    let inputs: Vec<&[u8]> = (0..=1000).map(|n| &data[(n * 7) % 97..][..n]).collect();
+    check_all(&inputs, "lengths 0..=1000");
+    // The same lengths in reverse and shuffled order.
+    let mut rev = inputs.clone();
+    rev.reverse();
+    check_all(&rev, "reversed");
+}
+
+#[test]
+fn counts_around_the_lane_count() {
+    let data = bytes(300_000, 2);
+    let lens = [
+        0usize, 55, 56, 63, 64, 65, 119, 120, 121, 127, 128, 129, 1000, 4095, 4096, 4097,
+    ];
+    let mut counts: Vec<usize> = (0..=33).collect();
+    counts.extend([47, 48, 49, 97, 300]);
+    for count in counts {
+        let inputs: Vec<&[u8]> = (0..count)
+            .map(|i| {
+                let n = lens[(i * 5 + count) % lens.len()];
+                &data[i % 61..][..n]
+            })
+            .collect();
+        check_all(&inputs, &format!("{count} messages"));
+    }
+}
+
+#[test]
+fn random_large_unaligned_and_repeated() {
+    let data = bytes(3 << 20, 3);
+    let mut s = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut inputs: Vec<&[u8]> = (0..40)
+        .map(|_| {
+            let n = (next() % (1 << 20)) as usize;
+            let off = (next() % 4093) as usize;
+            &data[off..off + n]
+        })
+        .collect();
+    // The same slice given twice, and an empty one between.
+    inputs.push(inputs[3]);
+    inputs.push(&data[..0]);
+    inputs.push(inputs[3]);
+    check_all(&inputs, "random large");
+}
+
+#[test]
+fn lanes_refilled_many_times() {
+    // Many short messages and a few long ones: long lanes stay while short ones refill.
+    let data = bytes(200_000, 4);
+    let inputs: Vec<&[u8]> = (0..500)
+        .map(|i| {
+            let n = if i % 50 == 0 { 100_000 + i } else { i % 200 };
+            &data[i % 13..][..n]
+        })
+        .collect();
+    check_all(&inputs, "refills");
+}
+
+#[test]
+#[should_panic(expected = "outputs for")]
+fn hash_many_into_length_mismatch_panics() {
+    let mut out = [zero(); 2];
+    md5x::hash_many_into(&[&b"a"[..]], &mut out);
+}
+
+#[test]
+fn hash_many_default_backend_and_empty() {
+    assert!(md5x::hash_many::<&[u8]>(&[]).is_empty());
+    let d = md5x::hash_many(&[b"abc"]);
+    assert_eq!(d[0].to_string(), "900150983cd24fb0d6963f7d28e17f72");
+}
+
+/// Feed inputs in random chunks, interleaved across slots, and check every completion.
+fn lanes_random(b: Backend, inputs: &[Vec<u8>], seed: u64) {
+    let mut s = seed | 1;
+    let mut next = move |m: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % m
+    };
+    let mut lanes: Lanes<usize> = Lanes::with_backend(b);
+    let mut open: Vec<(usize, md5x::Slot, usize)> = Vec::new();
+    let mut started = 0;
+    let mut done: Vec<Option<Digest>> = vec![None; inputs.len()];
+    while started < inputs.len() || !open.is_empty() {
+        // Open new slots at random moments, up to a few more than the lanes.
+        if started < inputs.len()
+            && (open.is_empty() || next(3) == 0)
+            && open.len() < lanes.lanes() + 3
+        {
+            open.push((started, lanes.open(started), 0));
+            started += 1;
+            continue;
+        }
+        let k = next(open.len() as u64) as usize;
+        let (i, slot, pos) = &mut open[k];
+        let rest = inputs[*i].len() - *pos;
+        let n = match next(4) {
+            0 => next(65) as usize,
+            1 => next(9000) as usize,
+            2 => 64 * next(70) as usize,
+            _ => next(70_000) as usize,
+        }
+        .min(rest);
+        lanes.feed(slot, &inputs[*i][*pos..*pos + n]);
+        *pos += n;
+        if *pos == inputs[*i].len() && next(2) == 0 {
+            let (_, slot, _) = open.swap_remove(k);
+            lanes.close(slot);
+        }
+        if next(50) == 0 {
+            lanes.flush();
+        }
+        for (t, d) in lanes.completions() {
+            assert!(done[t].replace(d).is_none(), "token {t} completed twice");
+        }
+    }
+    lanes.flush();
+    for (t, d) in lanes.completions() {
+        assert!(done[t].replace(d).is_none(), "token {t} completed twice");
+    }
+    assert_eq!(lanes.pending(), 0);
+    for (i, d) in done.iter().enumerate() {
+        let d = d.unwrap_or_else(|| panic!("input {i} never completed on {b}"));
+        assert_eq!(
+            <[u8; 16]>::from(d),
+            reference(&inputs[i]),
+            "input {i} ({} bytes) on {b}",
+            inputs[i].len()
+        );
+    }
+}
+
+#[test]
+fn lanes_random_chunks_interleaved() {
+    let data = bytes(400_000, 5);
+    let inputs: Vec<Vec<u8>> = (0..120)
+        .map(|i| {
+            let n = match i % 4 {
+                0 => i,
+                1 => 64 * i + 55,
+                2 => 9000 + 13 * i,
+                _ => (i * 3331) % 300_000,
+            };
+            data[i % 7..i % 7 + n].to_vec()
+        })
+        .collect();
+    for_each_backend(|b| lanes_random(b, &inputs, 99 + b as u64));
+}
+
+#[test]
+fn lanes_dropped_slots_never_complete() {
+    for_each_backend(|b| {
+        let mut lanes: Lanes<u32> = Lanes::with_backend(b);
+        let mut kept = Vec::new();
+        for t in 0..40 {
+            let mut s = lanes.open(t);
+            lanes.feed(&mut s, &[t as u8; 5000]);
+            if t % 3 == 0 {
+                drop(s); // abandoned
+            } else {
+                kept.push(s);
+            }
+        }
+        for s in kept {
+            lanes.close(s);
+        }
+        lanes.flush();
+        let mut done: Vec<(u32, Digest)> = lanes.completions().collect();
+        done.sort_by_key(|d| d.0);
+        assert_eq!(done.len(), 26);
+        for (t, d) in done {
+            assert_ne!(t % 3, 0);
+            assert_eq!(d, md5x::md5(&[t as u8; 5000][..]));
+        }
+        assert_eq!(lanes.pending(), 0, "abandoned slots are reclaimed");
+    });
+}
