@@ -1,0 +1,397 @@
+//! The per-file work: reading files and hashing them, one at a time or on worker
+//! threads, with results handed back strictly in input order.
+//!
+//! The seam for multi-buffer hashing is [`hash_batch`]: workers read a batch of small
+//! files completely into one arena and hash all of them with a single call. Today that
+//! call is `md5x::hash_many`, which runs the messages side by side in SIMD lanes. Large files are streamed,
+//! with big reads; a file of at least [`PIPELINE_MIN`] bytes is read on a second thread
+//! while the first hashes, so the copy out of the page cache is hidden behind hashing.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use md5x::{Digest, Md5};
+
+use crate::progress::Progress;
+
+/// A file smaller than this is read whole and hashed as one message (batchable).
+const SMALL_MAX: usize = 256 * 1024;
+/// Read size for streamed files.
+const CHUNK: usize = 1 << 20;
+/// Files at least this large are read on a helper thread while hashing.
+const PIPELINE_MIN: u64 = 16 << 20;
+
+/// Whether standard input was closed when the program started (the Rust runtime then
+/// puts /dev/null there; md5sum would see EBADF).
+pub static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Whether standard input has been read.
+pub static READ_STDIN: AtomicBool = AtomicBool::new(false);
+
+/// What to hash.
+#[derive(Clone, Debug)]
+pub enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+/// The result of hashing one input.
+pub type Hashed = io::Result<Digest>;
+
+/// Tell the sink to go on, or to stop the whole run (e.g. stdout is gone).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Go,
+    Stop,
+}
+
+#[derive(Clone)]
+pub struct Config {
+    pub jobs: usize,
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// The multi-buffer seam: hash many whole messages at once.
+pub fn hash_batch(msgs: &[&[u8]]) -> Vec<Digest> {
+    // The library fills its SIMD lanes with these messages (sorted by length).
+    md5x::hash_many(msgs)
+}
+
+fn ebadf() -> io::Error {
+    io::Error::from_raw_os_error(9)
+}
+
+/// Hash standard input (in the calling thread: it must be read in order).
+pub fn hash_stdin(cfg: &Config) -> Hashed {
+    READ_STDIN.store(true, Ordering::Relaxed);
+    if STDIN_CLOSED.load(Ordering::Relaxed) {
+        return Err(ebadf());
+    }
+    let stdin = io::stdin();
+    let mut lock = stdin.lock();
+    let mut h = Md5::new();
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match lock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                h.update(&buf[..n]);
+                if let Some(p) = &cfg.progress {
+                    p.add_bytes(n as u64);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(h.finalize())
+}
+
+/// How one file came out of [`read_file`].
+enum Read1 {
+    /// Whole content, in the arena at this range.
+    Small(Range<usize>),
+    /// Too big for the arena: already hashed by streaming.
+    Done(Digest),
+}
+
+/// A worker's reusable read buffer for a batch of small files. Its bytes stay
+/// initialized between batches, so reading into it never pays for zeroing.
+#[derive(Default)]
+pub struct Arena {
+    buf: Vec<u8>,
+    used: usize,
+}
+
+impl Arena {
+    fn read_more(&mut self, f: &mut File) -> io::Result<usize> {
+        const SPARE: usize = 64 * 1024;
+        if self.buf.len() - self.used < SPARE {
+            let want = (self.used + SPARE).max(self.buf.len() * 2);
+            self.buf.resize(want, 0);
+        }
+        loop {
+            match f.read(&mut self.buf[self.used..]) {
+                Ok(n) => {
+                    self.used += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Read `path` into `arena` if it is small, else stream-hash it. Small files cost
+/// open, read, read (EOF), close: no stat. Reading goes on until EOF, so a file that
+/// grows or shrinks while read is hashed as read, as md5sum does.
+fn read_file(path: &PathBuf, arena: &mut Arena, cfg: &Config, solo: bool) -> io::Result<Read1> {
+    let mut f = File::open(path)?;
+    let start = arena.used;
+    let res = loop {
+        if arena.used - start > SMALL_MAX {
+            break Ok(());
+        }
+        match arena.read_more(&mut f) {
+            Ok(0) => {
+                if let Some(p) = &cfg.progress {
+                    p.add_bytes((arena.used - start) as u64);
+                }
+                return Ok(Read1::Small(start..arena.used));
+            }
+            Ok(_) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    if let Err(e) = res {
+        arena.used = start;
+        return Err(e);
+    }
+    // Stream: whatever is in the arena first, then big reads.
+    let mut h = Md5::new();
+    h.update(&arena.buf[start..arena.used]);
+    if let Some(p) = &cfg.progress {
+        p.add_bytes((arena.used - start) as u64);
+    }
+    arena.used = start;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if solo && size >= PIPELINE_MIN && cfg.jobs >= 2 {
+        stream_pipelined(f, &mut h, cfg)?;
+    } else {
+        stream(&mut f, &mut h, cfg)?;
+    }
+    Ok(Read1::Done(h.finalize()))
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+fn stream(f: &mut File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = read_full(f, &mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        h.update(&buf[..n]);
+        if let Some(p) = &cfg.progress {
+            p.add_bytes(n as u64);
+        }
+    }
+}
+
+/// Read on a helper thread into a small ring of buffers while this thread hashes.
+fn stream_pipelined(mut f: File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
+    const BUFS: usize = 3;
+    let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(BUFS);
+    let (empty_tx, empty_rx) = mpsc::sync_channel::<Vec<u8>>(BUFS);
+    for _ in 0..BUFS {
+        let _ = empty_tx.send(vec![0u8; CHUNK]);
+    }
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            while let Ok(mut buf) = empty_rx.recv() {
+                match read_full(&mut f, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if full_tx.send(Ok((buf, n))).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = full_tx.send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+        while let Ok(msg) = full_rx.recv() {
+            let (buf, n) = msg?;
+            h.update(&buf[..n]);
+            if let Some(p) = &cfg.progress {
+                p.add_bytes(n as u64);
+            }
+            let _ = empty_tx.send(buf);
+        }
+        Ok(())
+    })
+}
+
+/// Hash the files of `inputs[range]`: small ones batched, big ones streamed.
+fn hash_range(
+    inputs: &[Option<Input>],
+    range: Range<usize>,
+    cfg: &Config,
+    solo: bool,
+    arena: &mut Arena,
+) -> Vec<(usize, Hashed)> {
+    arena.used = 0;
+    let mut got: Vec<(usize, io::Result<Read1>)> = Vec::with_capacity(range.len());
+    for i in range {
+        if let Some(Input::File(p)) = &inputs[i] {
+            got.push((i, read_file(p, arena, cfg, solo)));
+            if let Some(pr) = &cfg.progress {
+                pr.add_file();
+            }
+        }
+    }
+    let smalls: Vec<&[u8]> = got
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Ok(Read1::Small(r)) => Some(&arena.buf[r.clone()]),
+            _ => None,
+        })
+        .collect();
+    let mut digests = hash_batch(&smalls).into_iter();
+    got.into_iter()
+        .map(|(i, r)| {
+            let h = match r {
+                Ok(Read1::Small(_)) => digests
+                    .next()
+                    .ok_or_else(|| io::Error::other("internal error: batch size")),
+                Ok(Read1::Done(d)) => Ok(d),
+                Err(e) => Err(e),
+            };
+            (i, h)
+        })
+        .collect()
+}
+
+/// Hash every input and give `sink` each task's payload with its result (`None` for a
+/// task without input), in task order, as soon as that task and all before it are done.
+///
+/// Files go to `cfg.jobs` worker threads (none when there is at most one file or one
+/// job); standard input is read by the calling thread when its turn comes.
+/// `before_wait` runs whenever the caller is about to block for a result (flush output).
+pub fn run<P>(
+    cfg: &Config,
+    inputs: Vec<Option<Input>>,
+    payloads: Vec<P>,
+    mut sink: impl FnMut(P, Option<Hashed>) -> Flow,
+    mut before_wait: impl FnMut(),
+) -> Flow {
+    let n_files = inputs
+        .iter()
+        .filter(|i| matches!(i, Some(Input::File(_))))
+        .count();
+    let jobs = cfg.jobs.max(1);
+    if jobs == 1 || n_files <= 1 {
+        // One thread: still read small files in batches, so they share the lanes.
+        let mut arena = Arena::default();
+        let len = inputs.len();
+        let mut payloads = payloads.into_iter();
+        let mut i = 0;
+        while i < len {
+            if let Some(Input::Stdin) = &inputs[i] {
+                let r = hash_stdin(cfg);
+                if payloads.next().map(|p| sink(p, Some(r))) == Some(Flow::Stop) {
+                    return Flow::Stop;
+                }
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < len && j - i < 32 && !matches!(inputs[j], Some(Input::Stdin)) {
+                j += 1;
+            }
+            let mut res = hash_range(&inputs, i..j, cfg, n_files <= 1, &mut arena)
+                .into_iter()
+                .peekable();
+            for k in i..j {
+                let r = match res.peek() {
+                    Some((idx, _)) if *idx == k => res.next().map(|x| x.1),
+                    _ => None,
+                };
+                if payloads.next().map(|p| sink(p, r)) == Some(Flow::Stop) {
+                    return Flow::Stop;
+                }
+            }
+            i = j;
+        }
+        return Flow::Go;
+    }
+
+    let workers = jobs.min(n_files);
+    let len = inputs.len();
+    // Batches small enough that every worker gets many of them.
+    let batch = (len / (workers * 8)).clamp(1, 32);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let inputs = &inputs;
+    let (tx, rx) = mpsc::channel::<Vec<(usize, Hashed)>>();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || {
+                let mut arena = Arena::default();
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let a = next.fetch_add(batch, Ordering::Relaxed);
+                    if a >= len {
+                        break;
+                    }
+                    let b = (a + batch).min(len);
+                    let res = hash_range(inputs, a..b, cfg, false, &mut arena);
+                    if tx.send(res).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut slots: Vec<Option<Hashed>> = Vec::new();
+        slots.resize_with(len, || None);
+        let mut flow = Flow::Go;
+        for (i, p) in payloads.into_iter().enumerate() {
+            let r = match &inputs[i] {
+                None => None,
+                Some(Input::Stdin) => Some(hash_stdin(cfg)),
+                Some(Input::File(_)) => loop {
+                    if let Some(r) = slots[i].take() {
+                        break Some(r);
+                    }
+                    let got = match rx.try_recv() {
+                        Ok(v) => v,
+                        Err(_) => {
+                            before_wait();
+                            match rx.recv() {
+                                Ok(v) => v,
+                                // Workers gone without this result: cannot happen, but
+                                // never hang or panic over it.
+                                Err(_) => break Some(Err(io::Error::other("internal error"))),
+                            }
+                        }
+                    };
+                    for (j, r) in got {
+                        slots[j] = Some(r);
+                    }
+                },
+            };
+            if sink(p, r) == Flow::Stop {
+                flow = Flow::Stop;
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        drop(rx);
+        flow
+    })
+}

@@ -1,0 +1,624 @@
+//! `md5x`: a byte-exact drop-in for GNU `md5sum` (coreutils 9.x) that hashes many files
+//! at once, plus `-j`, `-r`, a progress bar, `--backend` and `--speed`.
+
+mod args;
+mod check;
+mod engine;
+mod progress;
+mod quote;
+mod speed;
+mod walk;
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use args::{Item, Opt};
+use engine::{Config, Flow, Input};
+use progress::Progress;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Standard output with md5sum's error behaviour: the first failure is remembered and
+/// reported as `write error` at exit (a broken pipe stops the run at once).
+pub struct Out {
+    w: io::BufWriter<io::Stdout>,
+    /// stdout was closed at start-up (the runtime put /dev/null there).
+    closed: bool,
+    err: Option<io::Error>,
+    /// Flush after every write (a terminal, or a progress bar to keep clear of).
+    eager: bool,
+    progress: Option<Arc<Progress>>,
+}
+
+impl Out {
+    pub fn write(&mut self, b: &[u8]) -> Flow {
+        if self.err.is_some() {
+            return Flow::Go;
+        }
+        if self.closed {
+            self.err = Some(io::Error::from_raw_os_error(9));
+            return Flow::Go;
+        }
+        let r = match (&self.progress, self.eager) {
+            (Some(p), true) => {
+                let w = &mut self.w;
+                p.quiet(|| w.write_all(b).and_then(|_| w.flush()))
+            }
+            (_, true) => self.w.write_all(b).and_then(|_| self.w.flush()),
+            _ => self.w.write_all(b),
+        };
+        self.check(r)
+    }
+
+    pub fn flush(&mut self) -> Flow {
+        if self.err.is_some() || self.closed {
+            return Flow::Go;
+        }
+        let r = self.w.flush();
+        self.check(r)
+    }
+
+    fn check(&mut self, r: io::Result<()>) -> Flow {
+        match r {
+            Ok(()) => Flow::Go,
+            Err(e) => {
+                let pipe = e.kind() == io::ErrorKind::BrokenPipe;
+                self.err = Some(e);
+                if pipe {
+                    Flow::Stop
+                } else {
+                    Flow::Go
+                }
+            }
+        }
+    }
+}
+
+/// Everything the modes share: the program name for messages, the locale's charset,
+/// standard output.
+pub struct Ctx {
+    pub prog: Vec<u8>,
+    pub utf8: bool,
+    pub out: Out,
+    pub cfg: Config,
+}
+
+impl Ctx {
+    /// `prog: MSG` on standard error, after flushing standard output so that the two
+    /// interleave as md5sum's do.
+    pub fn error(&mut self, msg: &[u8]) {
+        let _ = self.out.flush();
+        let mut line = Vec::with_capacity(self.prog.len() + msg.len() + 3);
+        line.extend_from_slice(&self.prog);
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(msg);
+        line.push(b'\n');
+        let write = || {
+            let mut e = io::stderr().lock();
+            let _ = e.write_all(&line);
+            let _ = e.flush();
+        };
+        match &self.cfg.progress {
+            Some(p) => p.quiet(write),
+            None => write(),
+        }
+    }
+
+    pub fn q(&self, name: &[u8]) -> Vec<u8> {
+        quote::quotef(name, self.utf8)
+    }
+
+    /// `prog: 'NAME': strerror`
+    pub fn error_io(&mut self, name: &[u8], e: &io::Error) {
+        let mut m = self.q(name);
+        m.extend_from_slice(b": ");
+        m.extend_from_slice(strerror(e).as_bytes());
+        self.error(&m);
+    }
+}
+
+/// The C library's text for an error, without Rust's " (os error N)".
+pub fn strerror(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(p) if e.raw_os_error().is_some() => s[..p].to_string(),
+        _ => s,
+    }
+}
+
+/// Whether the locale (LC_ALL, else LC_CTYPE, else LANG) uses UTF-8.
+fn locale_is_utf8() -> bool {
+    for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
+        if let Some(v) = std::env::var_os(var) {
+            if !v.is_empty() {
+                let v = v.to_string_lossy().to_ascii_lowercase();
+                return v.contains("utf-8") || v.contains("utf8");
+            }
+        }
+    }
+    false
+}
+
+/// Whether descriptor `fd` was closed when the process started. The Rust runtime
+/// reopens closed standard descriptors on /dev/null (read-write); md5sum would instead
+/// get EBADF, so md5x reports EBADF too.
+fn fd_was_closed(fd: u32) -> bool {
+    let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
+        return false;
+    };
+    if link.as_os_str().as_bytes() != b"/dev/null" {
+        return false;
+    }
+    let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
+        return false;
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|f| f & 3 == 2)
+}
+
+struct Settings {
+    check: bool,
+    binary: i8,
+    tag: bool,
+    zero: bool,
+    status: bool,
+    warn: bool,
+    quiet: bool,
+    strict: bool,
+    ignore_missing: bool,
+    jobs: Option<usize>,
+    recursive: bool,
+    deref: bool,
+    progress: Option<bool>,
+    backend: Option<OsString>,
+    speed: bool,
+}
+
+fn usage_fail(prog: &[u8], msg: Option<&[u8]>) -> ! {
+    let mut e = Vec::new();
+    if let Some(m) = msg {
+        e.extend_from_slice(prog);
+        e.extend_from_slice(b": ");
+        e.extend_from_slice(m);
+        e.push(b'\n');
+    }
+    e.extend_from_slice(b"Try '");
+    e.extend_from_slice(prog);
+    e.extend_from_slice(b" --help' for more information.\n");
+    let _ = io::stderr().write_all(&e);
+    std::process::exit(1);
+}
+
+fn fatal(prog: &[u8], msg: &[u8]) -> ! {
+    let mut e = prog.to_vec();
+    e.extend_from_slice(b": ");
+    e.extend_from_slice(msg);
+    e.push(b'\n');
+    let _ = io::stderr().write_all(&e);
+    std::process::exit(1);
+}
+
+fn print_and_exit(text: &str) -> ! {
+    let mut o = io::stdout().lock();
+    if o.write_all(text.as_bytes())
+        .and_then(|_| o.flush())
+        .is_err()
+    {
+        std::process::exit(1);
+    }
+    std::process::exit(0);
+}
+
+fn help(prog: &[u8]) -> String {
+    let p = String::from_utf8_lossy(prog);
+    format!(
+        "Usage: {p} [OPTION]... [FILE]...
+Print or check MD5 (128-bit) checksums.
+
+With no FILE, or when FILE is -, read standard input.
+
+  -b, --binary          read in binary mode
+  -c, --check           read MD5 sums from the FILEs and check them
+      --tag             create a BSD-style checksum
+  -t, --text            read in text mode (default)
+  -z, --zero            end each output line with NUL, not newline,
+                          and disable file name escaping
+
+The following five options are useful only when verifying checksums:
+      --ignore-missing  don't fail or report status for missing files
+      --quiet           don't print OK for each successfully verified file
+      --status          don't output anything, status code shows success
+      --strict          exit non-zero for improperly formatted checksum lines
+  -w, --warn            warn about improperly formatted checksum lines
+
+md5x extensions:
+  -j, --jobs=N          hash with N worker threads (default: all cores)
+  -r, --recursive       hash the files under directory operands (sorted);
+                          symbolic links met in the walk are skipped
+  -L, --dereference     with -r, follow symbolic links
+      --progress        always show a progress line on standard error
+      --no-progress     never show it (default: shown for long jobs when
+                          standard error is a terminal)
+      --no-mmap         accepted for compatibility; md5x always uses reads
+      --backend=NAME    force an MD5 kernel (as MD5X_BACKEND does)
+      --speed           measure every kernel this CPU runs, and exit
+
+      --help        display this help and exit
+      --version     output version information and exit
+
+The sums are computed as described in RFC 1321.  MD5 is broken as a
+cryptographic hash: use it to detect accidental corruption only.
+When checking, the input should be a former output of this program.
+The default mode is to print a line with: checksum, a space,
+a character indicating input mode ('*' for binary, ' ' for text
+or where binary is insignificant), and name for each FILE.
+
+There is no difference between binary mode and text mode on GNU systems.
+"
+    )
+}
+
+fn main() {
+    let mut argv: Vec<OsString> = std::env::args_os().collect();
+    let prog = if argv.is_empty() {
+        b"md5x".to_vec()
+    } else {
+        argv.remove(0).into_vec()
+    };
+
+    let mut s = Settings {
+        check: false,
+        binary: -1,
+        tag: false,
+        zero: false,
+        status: false,
+        warn: false,
+        quiet: false,
+        strict: false,
+        ignore_missing: false,
+        jobs: None,
+        recursive: false,
+        deref: false,
+        progress: None,
+        backend: None,
+        speed: false,
+    };
+    let mut operands: Vec<OsString> = Vec::new();
+    for item in args::parse(&argv) {
+        let (opt, val) = match item {
+            Err(args::UsageError(m)) => usage_fail(&prog, Some(&m)),
+            Ok(Item::Operand(o)) => {
+                operands.push(o);
+                continue;
+            }
+            Ok(Item::Opt(o, v)) => (o, v),
+        };
+        match opt {
+            Opt::Binary => s.binary = 1,
+            Opt::Text => s.binary = 0,
+            Opt::Check => s.check = true,
+            Opt::IgnoreMissing => s.ignore_missing = true,
+            Opt::Quiet => (s.status, s.warn, s.quiet) = (false, false, true),
+            Opt::Status => (s.status, s.warn, s.quiet) = (true, false, false),
+            Opt::Warn => (s.status, s.warn, s.quiet) = (false, true, false),
+            Opt::Strict => s.strict = true,
+            Opt::Tag => {
+                s.tag = true;
+                s.binary = 1;
+            }
+            Opt::Zero => s.zero = true,
+            Opt::Help => print_and_exit(&help(&prog)),
+            Opt::Version => print_and_exit(&format!(
+                "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.1 behaviour).\n\
+                 License: MIT OR Apache-2.0.\n"
+            )),
+            Opt::Jobs => {
+                let v = val.unwrap_or_default();
+                match v.to_str().and_then(|t| t.trim().parse::<usize>().ok()) {
+                    Some(n) => s.jobs = Some(n),
+                    None => {
+                        let mut m = b"invalid number of jobs: ".to_vec();
+                        m.extend_from_slice(&quote::quotef(v.as_bytes(), locale_is_utf8()));
+                        usage_fail(&prog, Some(&m));
+                    }
+                }
+            }
+            Opt::Recursive => s.recursive = true,
+            Opt::Dereference => s.deref = true,
+            Opt::Progress => s.progress = Some(true),
+            Opt::NoProgress => s.progress = Some(false),
+            Opt::NoMmap => {}
+            Opt::Backend => s.backend = val,
+            Opt::Speed => s.speed = true,
+        }
+    }
+
+    // md5sum's checks, in md5sum's order.
+    let bad = |m: &str| usage_fail(&prog, Some(m.as_bytes()));
+    if s.tag && s.binary == 0 {
+        bad("--tag does not support --text mode");
+    }
+    if s.zero && s.check {
+        bad("the --zero option is not supported when verifying checksums");
+    }
+    if s.tag && s.check {
+        bad("the --tag option is meaningless when verifying checksums");
+    }
+    if s.binary >= 0 && s.check {
+        bad("the --binary and --text options are meaningless when verifying checksums");
+    }
+    if s.ignore_missing && !s.check {
+        bad("the --ignore-missing option is meaningful only when verifying checksums");
+    }
+    if s.status && !s.check {
+        bad("the --status option is meaningful only when verifying checksums");
+    }
+    if s.warn && !s.check {
+        bad("the --warn option is meaningful only when verifying checksums");
+    }
+    if s.quiet && !s.check {
+        bad("the --quiet option is meaningful only when verifying checksums");
+    }
+    if s.strict && !s.check {
+        bad("the --strict option is meaningful only when verifying checksums");
+    }
+
+    // Which kernel: --backend wins over MD5X_BACKEND; a bad name is an error, never a
+    // panic or a silent fallback.
+    match &s.backend {
+        Some(name) => {
+            let r = name
+                .to_str()
+                .unwrap_or("")
+                .parse::<md5x::Backend>()
+                .and_then(md5x::Backend::force);
+            if let Err(e) = r {
+                fatal(&prog, format!("--backend: {e}").as_bytes());
+            }
+        }
+        None => {
+            if let Err(e) = md5x::Backend::from_env() {
+                fatal(&prog, format!("MD5X_BACKEND: {e}").as_bytes());
+            }
+        }
+    }
+
+    if s.speed {
+        let code = speed::run();
+        std::process::exit(code);
+    }
+
+    engine::STDIN_CLOSED.store(fd_was_closed(0), Ordering::Relaxed);
+    let stdout_closed = fd_was_closed(1);
+    let stdout_tty = io::stdout().is_terminal();
+
+    let jobs = match s.jobs {
+        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
+    let want_progress = s.progress.unwrap_or_else(|| io::stderr().is_terminal());
+    let progress = (want_progress && !s.speed).then(Progress::new);
+
+    let mut ctx = Ctx {
+        prog: prog.clone(),
+        utf8: locale_is_utf8(),
+        out: Out {
+            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
+            closed: stdout_closed,
+            err: None,
+            eager: stdout_tty || progress.is_some(),
+            progress: progress.clone(),
+        },
+        cfg: Config {
+            jobs,
+            progress: progress.clone(),
+        },
+    };
+
+    if operands.is_empty() {
+        operands.push(OsString::from("-"));
+    }
+
+    let mut ok = true;
+    let mut stopped = false;
+    if s.check {
+        for f in &operands {
+            match check::check_file(&mut ctx, f.as_bytes(), &s_check(&s)) {
+                check::Outcome::Done(good) => ok &= good,
+                check::Outcome::Stopped => {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+    } else {
+        let (flow, good) = hash_mode(
+            &mut ctx,
+            &operands,
+            &s,
+            progress.as_ref(),
+            s.progress == Some(true),
+        );
+        ok = good;
+        stopped = flow == Flow::Stop;
+    }
+
+    if let Some(p) = &progress {
+        p.finish();
+    }
+    if !stopped
+        && engine::READ_STDIN.load(Ordering::Relaxed)
+        && engine::STDIN_CLOSED.load(Ordering::Relaxed)
+    {
+        let _ = ctx.out.flush();
+        ctx.error(b"standard input: Bad file descriptor");
+        std::process::exit(1);
+    }
+    let _ = ctx.out.flush();
+    if let Some(e) = ctx.out.err.take() {
+        // md5sum names the error only when it is EBADF or EPIPE (md5sum itself would
+        // die of SIGPIPE; md5x says so instead); otherwise just "write error".
+        let mut m = b"write error".to_vec();
+        if matches!(e.raw_os_error(), Some(9) | Some(32)) {
+            m.extend_from_slice(b": ");
+            m.extend_from_slice(strerror(&e).as_bytes());
+        }
+        ctx.out.err = Some(e);
+        ctx.error(&m);
+        std::process::exit(1);
+    }
+    std::process::exit(if ok { 0 } else { 1 });
+}
+
+fn s_check(s: &Settings) -> check::Opts {
+    check::Opts {
+        status: s.status,
+        warn: s.warn,
+        quiet: s.quiet,
+        strict: s.strict,
+        ignore_missing: s.ignore_missing,
+    }
+}
+
+/// What one output line (or message) of hash mode is about.
+enum Task {
+    Hash(Vec<u8>),
+    Msg(Vec<u8>),
+}
+
+fn problematic(name: &[u8]) -> bool {
+    name.iter().any(|&c| matches!(c, b'\\' | b'\n' | b'\r'))
+}
+
+/// Append `name` with md5sum's escaping (`\\`, `\n`, `\r`) when `escape`.
+pub fn push_name(out: &mut Vec<u8>, name: &[u8], escape: bool) {
+    if !escape {
+        out.extend_from_slice(name);
+        return;
+    }
+    for &c in name {
+        match c {
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            _ => out.push(c),
+        }
+    }
+}
+
+fn hash_mode(
+    ctx: &mut Ctx,
+    operands: &[OsString],
+    s: &Settings,
+    progress: Option<&Arc<Progress>>,
+    forced: bool,
+) -> (Flow, bool) {
+    let mut inputs = Vec::with_capacity(operands.len());
+    let mut tasks = Vec::with_capacity(operands.len());
+    for op in operands {
+        let b = op.as_bytes();
+        if b == b"-" {
+            inputs.push(Some(Input::Stdin));
+            tasks.push(Task::Hash(b.to_vec()));
+        } else if s.recursive && std::fs::metadata(op).is_ok_and(|m| m.is_dir()) {
+            walk::walk(b, s.deref, &mut |entry| match entry {
+                walk::Entry::File(name) => {
+                    inputs.push(Some(Input::File(PathBuf::from(OsString::from_vec(
+                        name.clone(),
+                    )))));
+                    tasks.push(Task::Hash(name));
+                }
+                walk::Entry::Error(name, e) => {
+                    let mut m = quote::quotef(&name, ctx.utf8);
+                    m.extend_from_slice(b": ");
+                    m.extend_from_slice(strerror(&e).as_bytes());
+                    inputs.push(None);
+                    tasks.push(Task::Msg(m));
+                }
+            });
+        } else {
+            inputs.push(Some(Input::File(PathBuf::from(op))));
+            tasks.push(Task::Hash(b.to_vec()));
+        }
+    }
+
+    let mut _drawer = None;
+    if let Some(p) = progress {
+        let paths: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(|i| match i {
+                Some(Input::File(p)) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
+        p.add_total(paths.len() as u64);
+        let delay = if forced {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(1000)
+        };
+        _drawer = Some(p.spawn(paths, delay));
+    }
+
+    let delim = if s.zero { b'\0' } else { b'\n' };
+    let binary = s.binary == 1;
+    let tag = s.tag;
+    let mut ok = true;
+    let cfg = ctx.cfg.clone();
+    let mut line = Vec::with_capacity(256);
+    let flow = {
+        let ctx = std::cell::RefCell::new(&mut *ctx);
+        engine::run(
+            &cfg,
+            inputs,
+            tasks,
+            |task, res| {
+                let mut ctx = ctx.borrow_mut();
+                match (task, res) {
+                    (Task::Msg(m), _) => {
+                        ok = false;
+                        ctx.error(&m);
+                        Flow::Go
+                    }
+                    (Task::Hash(name), Some(Ok(d))) => {
+                        line.clear();
+                        let esc = delim == b'\n' && problematic(&name);
+                        if esc {
+                            line.push(b'\\');
+                        }
+                        if tag {
+                            line.extend_from_slice(b"MD5 (");
+                            push_name(&mut line, &name, esc);
+                            line.extend_from_slice(b") = ");
+                            line.extend_from_slice(d.to_hex().as_str().as_bytes());
+                        } else {
+                            line.extend_from_slice(d.to_hex().as_str().as_bytes());
+                            line.push(b' ');
+                            line.push(if binary { b'*' } else { b' ' });
+                            push_name(&mut line, &name, esc);
+                        }
+                        line.push(delim);
+                        ctx.out.write(&line)
+                    }
+                    (Task::Hash(name), Some(Err(e))) => {
+                        ok = false;
+                        ctx.error_io(&name, &e);
+                        Flow::Go
+                    }
+                    (Task::Hash(_), None) => Flow::Go,
+                }
+            },
+            || {
+                let _ = ctx.borrow_mut().out.flush();
+            },
+        )
+    };
+    (flow, ok)
+}

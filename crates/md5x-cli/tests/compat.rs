@@ -1,0 +1,629 @@
+//! Compatibility suite: run GNU md5sum and md5x on the same argv, stdin and files, and
+//! require the same stdout bytes, stderr bytes and exit status.
+//!
+//! Both programs get argv[0] = "md5sum" (`CommandExt::arg0`), so their messages are
+//! comparable byte for byte (GNU prints argv[0] as given; so does md5x). Cases are
+//! generated from combinations: options x operands x stdin in hash mode, options x
+//! check files in check mode, and the option parser's error paths. A few cases also
+//! run with stdout and stderr sent to the same file, which checks how they interleave.
+//!
+//! Needs GNU coreutils md5sum 9.x at /usr/bin/md5sum (or `MD5SUM=path`).
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const MD5X: &str = env!("CARGO_BIN_EXE_md5x");
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("md5x-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&p);
+        fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// GNU md5sum 9.x, the authority. Its absence fails the suite (scripts/test.sh installs
+/// coreutils) unless `MD5X_SKIP_COMPAT=1` says, on purpose, not to compare.
+fn md5sum_path() -> Option<PathBuf> {
+    let found = gnu_md5sum();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("MD5X_SKIP_COMPAT").is_some_and(|v| v == "1"),
+            "GNU coreutils md5sum 9.x not found (set MD5SUM=path, or MD5X_SKIP_COMPAT=1 to skip \
+             the comparison knowingly)"
+        );
+    }
+    found
+}
+
+fn gnu_md5sum() -> Option<PathBuf> {
+    let p = PathBuf::from(std::env::var_os("MD5SUM").unwrap_or_else(|| "/usr/bin/md5sum".into()));
+    let out = Command::new(&p).arg("--version").output().ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).to_string();
+    let first = v.lines().next().unwrap_or("");
+    if !first.contains("GNU coreutils") {
+        return None;
+    }
+    let ver = first.rsplit(' ').next().unwrap_or("0");
+    let major: u32 = ver.split('.').next().unwrap_or("0").parse().unwrap_or(0);
+    (major >= 9).then_some(p)
+}
+
+#[derive(Clone)]
+struct Case {
+    args: Vec<OsString>,
+    stdin: Vec<u8>,
+    locale: &'static str,
+    /// Extra md5x-only arguments placed first (e.g. "-j1"); md5sum never sees them.
+    extra: Vec<&'static str>,
+    merged: bool,
+}
+
+struct Run {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    code: Option<i32>,
+}
+
+fn run(prog: &Path, dir: &Path, c: &Case, extra: &[&str]) -> Run {
+    let mut cmd = Command::new(prog);
+    cmd.arg0("md5sum")
+        .args(extra)
+        .args(&c.args)
+        .current_dir(dir)
+        .env_remove("LANG")
+        .env_remove("LC_CTYPE")
+        .env_remove("LANGUAGE")
+        .env_remove("MD5X_BACKEND")
+        .env_remove("POSIXLY_CORRECT")
+        .env("LC_ALL", c.locale)
+        .stdin(Stdio::piped());
+    let merged_file = if c.merged {
+        let p = dir.join(format!(".merged-{}", std::process::id()));
+        let f = fs::File::create(&p).unwrap();
+        cmd.stdout(f.try_clone().unwrap()).stderr(f);
+        Some(p)
+    } else {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        None
+    };
+    let mut child = cmd.spawn().expect("spawn");
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        // The program may not read stdin at all: ignore EPIPE.
+        let _ = stdin.write_all(&c.stdin);
+    }
+    let out = child.wait_with_output().expect("wait");
+    match merged_file {
+        Some(p) => {
+            let both = fs::read(&p).unwrap();
+            let _ = fs::remove_file(&p);
+            Run {
+                stdout: both,
+                stderr: Vec::new(),
+                code: out.status.code(),
+            }
+        }
+        None => Run {
+            stdout: out.stdout,
+            stderr: out.stderr,
+            code: out.status.code(),
+        },
+    }
+}
+
+fn os(s: &[u8]) -> OsString {
+    OsString::from_vec(s.to_vec())
+}
+
+fn show(b: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(b))
+}
+
+/// Names that exercise quoting and escaping; every one is created as a file.
+fn tricky_names() -> Vec<Vec<u8>> {
+    [
+        &b"a"[..],
+        b"empty",
+        b"sp ace",
+        b"it's",
+        b"it's here",
+        b"back\\slash",
+        b"new\nline",
+        b"cr\rname",
+        b"tab\tname",
+        b"\xff\xfe-latin1",
+        "é-utf8".as_bytes(),
+        b":colon",
+        b"#hash",
+        b"x#y",
+        b"~tilde",
+        b"star*",
+        b"(paren)",
+        b"q\"uote",
+        b"dollar$",
+        b"{",
+        b"@at",
+        b" lead",
+        b"trail ",
+        b"MD5 (odd)",
+        b"multi\\\n\r",
+        b"bell\x07",
+        b"del\x7f",
+    ]
+    .iter()
+    .map(|s| s.to_vec())
+    .collect()
+}
+
+type CheckFiles = Vec<(String, Vec<u8>)>;
+
+fn setup(dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
+    let names = tricky_names();
+    for (i, n) in names.iter().enumerate() {
+        let content: Vec<u8> = if n == b"empty" {
+            Vec::new()
+        } else {
+            format!("content {i}\n").into_bytes()
+        };
+        fs::write(dir.join(std::ffi::OsStr::from_bytes(n)), content).unwrap();
+    }
+    // Larger files: through the small-file arena limit, and a streamed one.
+    let big: Vec<u8> = (0..(3u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    fs::write(dir.join("big"), &big).unwrap();
+    fs::write(dir.join("edge"), &big[..256 * 1024 + 1]).unwrap();
+    fs::write(dir.join("-dash"), b"dash\n").unwrap();
+    fs::create_dir_all(dir.join("dir/sub")).unwrap();
+    fs::write(dir.join("dir/f1"), b"one").unwrap();
+    fs::write(dir.join("dir/sub/f2"), b"two").unwrap();
+
+    // Check files: built from md5sum's own output, then edited.
+    let hex = |name: &[u8]| -> String {
+        let out = Command::new("md5sum")
+            .arg("--")
+            .arg(std::ffi::OsStr::from_bytes(name))
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim_start_matches('\\')[..32].to_string()
+    };
+    let ha = hex(b"a");
+    let he = hex(b"empty");
+    let hbig = hex(b"big");
+    let hsp = hex(b"sp ace");
+    let hbs = hex(b"back\\slash");
+    let hnl = hex(b"new\nline");
+    let hcr = hex(b"cr\rname");
+    let hlead = hex(b" lead");
+    let bad = "0123456789abcdef0123456789abcdef";
+    let mut checks: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut add = |name: &str, body: String| checks.push((name.to_string(), body.into_bytes()));
+    add("ok", format!("{ha}  a\n{he}  empty\n{hbig}  big\n"));
+    add("okbin", format!("{ha} *a\n{he} *empty\n"));
+    add("upper", format!("{}  a\n", ha.to_uppercase()));
+    add("crlf", format!("{ha}  a\r\n{he}  empty\r\n"));
+    add("nonl", format!("{ha}  a"));
+    add("tag", format!("MD5 (a) = {ha}\nMD5 (empty) = {he}\n"));
+    add(
+        "tagodd",
+        format!("MD5(a)= {ha}\nMD5 (a)  =  {ha}\nMD5 (a)={ha}\nMD5  (a) = {ha}\n"),
+    );
+    add(
+        "tagparen",
+        format!("MD5 (sp ace) = {hsp}\nMD5 (a)) = {ha}\nMD5 (a = {ha}\n"),
+    );
+    add(
+        "tagbad",
+        format!("MD5 (a) = {}\nMD5 (a) = {ha}x\nMD5 (a) {ha}\n", &ha[..31]),
+    );
+    add("mismatch", format!("{bad}  a\n{ha}  a\n{bad}  empty\n"));
+    add("allbad", format!("{bad}  a\n"));
+    add(
+        "missing",
+        format!("{ha}  a\n{ha}  nonexistent\n{ha}  also-missing\n"),
+    );
+    add("onlymissing", format!("{ha}  nonexistent\n"));
+    add("dirline", format!("{ha}  dir\n{ha}  a\n"));
+    add(
+        "malformed",
+        format!("garbage\n{ha}  a\nnot a line at all\n\n#comment\n{ha}\n"),
+    );
+    add("allmalformed", "garbage\nmore garbage\n".to_string());
+    add("empty", String::new());
+    add("comments", "# only a comment\n\n\n".to_string());
+    add("short", format!("{}  a\n{ha}  \n{ha} \n", &ha[..30]));
+    add("long", format!("{ha}0  a\n"));
+    add("nonhex", format!("{}g  a\n", &ha[..31]));
+    add("reversed", format!("{ha} a\n{he} empty\n"));
+    add("reversed_then_std", format!("{ha} a\n{ha}  a\n"));
+    add("std_then_reversed", format!("{ha}  a\n{ha} a\n"));
+    add("leadws", format!("  {ha}  a\n\t{ha}  a\n"));
+    add("tabsep", format!("{ha}\ta\n{ha}\t a\n"));
+    add("leadname", format!("{hlead}   lead\n{hlead} * lead\n"));
+    add(
+        "escaped",
+        format!("\\{hbs}  back\\\\slash\n\\{hnl}  new\\nline\n\\{hcr}  cr\\rname\n"),
+    );
+    add(
+        "escaped_tag",
+        format!("\\MD5 (back\\\\slash) = {hbs}\n\\MD5 (new\\nline) = {hnl}\n"),
+    );
+    add(
+        "badescape",
+        format!("\\{ha}  a\\x\n\\{ha}  a\\\n\\{ha}  a\n"),
+    );
+    add("unescaped_bs", format!("{hbs}  back\\slash\n"));
+    add("dashline", format!("{he}  -\n{ha}  a\n"));
+    add("dash_twice", format!("{he}  -\n{he}  -\n"));
+    add(
+        "mixed",
+        format!("{ha}  a\nMD5 (a) = {ha}\n{ha} *a\ngarbage\n{bad}  empty\n{ha}  nope\n"),
+    );
+    add("hash_comment", format!("#{ha}  a\n {ha}  #x\n"));
+    add("nul", format!("{ha}  a\0junk\n{ha}\0 a\n"));
+    add("crmid", format!("{ha}  a\r\r\n{ha}  a\rb\n"));
+    add(
+        "many",
+        (0..40)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!("{ha}  a\n")
+                } else {
+                    format!("{bad}  empty\n")
+                }
+            })
+            .collect(),
+    );
+    add("starname", format!("{ha} **a\n"));
+    add(
+        "md5prefix",
+        format!("MD5 a\nMD5\nMD5(\nMD5 ()\nMD5 () = {he}\n"),
+    );
+    for (name, body) in &checks {
+        fs::write(dir.join(format!("ck-{name}")), body).unwrap();
+    }
+    (names, checks)
+}
+
+fn hash_cases(names: &[Vec<u8>]) -> Vec<Case> {
+    let optsets: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["-b"],
+        vec!["-t"],
+        vec!["--tag"],
+        vec!["-z"],
+        vec!["--tag", "-z"],
+        vec!["-bz"],
+        vec!["--binary", "--tag"],
+        vec!["-t", "--tag"],
+        vec!["--bin"],
+        vec!["--ta"],
+        vec!["--ze", "--te"],
+    ];
+    let mut operand_sets: Vec<Vec<Vec<u8>>> = vec![
+        vec![],
+        vec![b"-".to_vec()],
+        vec![b"a".to_vec()],
+        vec![b"a".to_vec(), b"-".to_vec(), b"a".to_vec(), b"-".to_vec()],
+        vec![b"missing".to_vec()],
+        vec![b"dir".to_vec()],
+        vec![
+            b"a".to_vec(),
+            b"missing".to_vec(),
+            b"dir".to_vec(),
+            b"empty".to_vec(),
+            b"nope\nx".to_vec(),
+        ],
+        vec![b"big".to_vec(), b"edge".to_vec(), b"a".to_vec()],
+        vec![b"--".to_vec(), b"-dash".to_vec(), b"-".to_vec()],
+        vec![b"a".to_vec(), b"--".to_vec(), b"--tag".to_vec()],
+        vec![b"".to_vec()],
+        vec![
+            b"missing 'quoted'".to_vec(),
+            b"miss:ing".to_vec(),
+            b"\xffmiss".to_vec(),
+            "é-missing".as_bytes().to_vec(),
+        ],
+        vec![b"dir/".to_vec(), b"./a".to_vec(), b"dir/f1".to_vec()],
+    ];
+    operand_sets.push(names.to_vec());
+    for n in names {
+        operand_sets.push(vec![n.clone()]);
+    }
+    let mut cases = Vec::new();
+    for o in &optsets {
+        for ops in &operand_sets {
+            let mut args: Vec<OsString> = o.iter().map(OsString::from).collect();
+            args.extend(ops.iter().map(|x| os(x)));
+            cases.push(Case {
+                args,
+                stdin: b"standard input data\n".to_vec(),
+                locale: "C",
+                extra: vec![],
+                merged: false,
+            });
+        }
+    }
+    // Options after operands (GNU permutes), empty stdin, other locales.
+    for args in [
+        vec!["a", "-b"],
+        vec!["a", "--tag", "empty"],
+        vec!["a", "-z", "-", "-t"],
+        vec!["-", "--", "-b"],
+    ] {
+        cases.push(Case {
+            args: args.iter().map(OsString::from).collect(),
+            stdin: Vec::new(),
+            locale: "C",
+            extra: vec![],
+            merged: false,
+        });
+    }
+    for n in names {
+        for loc in ["C.UTF-8", "POSIX"] {
+            let mut missing = n.clone();
+            missing.extend_from_slice(b"-missing");
+            cases.push(Case {
+                args: vec![os(n), os(&missing)],
+                stdin: Vec::new(),
+                locale: loc,
+                extra: vec![],
+                merged: false,
+            });
+        }
+    }
+    cases
+}
+
+fn check_cases(checks: &[(String, Vec<u8>)]) -> Vec<Case> {
+    let optsets: Vec<Vec<&str>> = vec![
+        vec!["-c"],
+        vec!["-c", "--quiet"],
+        vec!["-c", "--status"],
+        vec!["-c", "-w"],
+        vec!["-c", "--strict"],
+        vec!["-c", "--ignore-missing"],
+        vec!["-c", "-w", "--strict"],
+        vec!["--check", "--status", "-w"],
+        vec!["-c", "-w", "--status"],
+        vec!["-c", "--quiet", "--ignore-missing"],
+        vec!["-c", "--warn", "--quiet"],
+        vec!["--ch", "--ig", "--q", "--str"],
+    ];
+    let mut cases = Vec::new();
+    for o in &optsets {
+        for (name, body) in checks {
+            let mut args: Vec<OsString> = o.iter().map(OsString::from).collect();
+            args.push(format!("ck-{name}").into());
+            cases.push(Case {
+                args,
+                stdin: b"stdin data".to_vec(),
+                locale: "C",
+                extra: vec![],
+                merged: false,
+            });
+            // The same check file on standard input.
+            let mut args: Vec<OsString> = o.iter().map(OsString::from).collect();
+            args.push("-".into());
+            cases.push(Case {
+                args,
+                stdin: body.clone(),
+                locale: "C",
+                extra: vec![],
+                merged: false,
+            });
+        }
+    }
+    // Several check files at once, missing and directory check files, order of
+    // results and summaries.
+    for args in [
+        vec!["-c", "ck-ok", "ck-mismatch", "ck-missing"],
+        vec!["-c", "ck-reversed", "ck-ok"],
+        vec!["-c", "ck-ok", "ck-reversed"],
+        vec!["-c", "no-such-checkfile", "ck-ok"],
+        vec!["-c", "dir", "ck-ok"],
+        vec!["-c", "-w", "ck-malformed", "ck-allmalformed", "ck-empty"],
+        vec!["-c", "--ignore-missing", "ck-onlymissing", "ck-ok"],
+        vec!["-c", "-", "-"],
+        vec!["-c", "ck-dashline", "-"],
+    ] {
+        cases.push(Case {
+            args: args.iter().map(OsString::from).collect(),
+            stdin: b"stdin data".to_vec(),
+            locale: "C",
+            extra: vec![],
+            merged: false,
+        });
+    }
+    cases
+}
+
+fn usage_cases() -> Vec<Case> {
+    let sets: Vec<Vec<&str>> = vec![
+        vec!["--s", "a"],
+        vec!["--st=3", "a"],
+        vec!["--t", "a"],
+        vec!["--foo"],
+        vec!["--foo=bar"],
+        vec!["-x"],
+        vec!["-bx"],
+        vec!["-Q", "a"],
+        vec!["--bin=3", "a"],
+        vec!["--help=x"],
+        vec!["--check=x"],
+        vec!["--tag", "-t", "a"],
+        vec!["-c", "-z", "x"],
+        vec!["-c", "--tag", "x"],
+        vec!["-c", "-b", "x"],
+        vec!["-c", "-t", "x"],
+        vec!["--ignore-missing", "a"],
+        vec!["--status", "a"],
+        vec!["-w", "a"],
+        vec!["--quiet", "a"],
+        vec!["--strict", "a"],
+        vec!["--tag", "-t", "-c", "-z"],
+        vec!["a", "--foo", "--help"],
+        vec!["--", "--foo"],
+        vec!["-", "-x"],
+        vec!["--=x"],
+    ];
+    sets.into_iter()
+        .map(|a| Case {
+            args: a.iter().map(OsString::from).collect(),
+            stdin: Vec::new(),
+            locale: "C",
+            extra: vec![],
+            merged: false,
+        })
+        .collect()
+}
+
+/// Run every case on both programs; return the failures, described.
+fn compare(gnu: &Path, dir: &Path, cases: &[Case]) -> Vec<String> {
+    let mut fails = Vec::new();
+    for c in cases {
+        let g = run(gnu, dir, c, &[]);
+        let m = run(Path::new(MD5X), dir, c, &c.extra);
+        if g.stdout != m.stdout || g.stderr != m.stderr || g.code != m.code {
+            fails.push(format!(
+                "args {:?} extra {:?} locale {} stdin {}{}\n  md5sum: rc {:?}\n    out {}\n    err {}\n  md5x:   rc {:?}\n    out {}\n    err {}",
+                c.args,
+                c.extra,
+                c.locale,
+                show(&c.stdin),
+                if c.merged { " (stdout+stderr merged)" } else { "" },
+                g.code,
+                show(&g.stdout),
+                show(&g.stderr),
+                m.code,
+                show(&m.stdout),
+                show(&m.stderr)
+            ));
+        }
+    }
+    fails
+}
+
+#[test]
+fn md5x_matches_gnu_md5sum_byte_for_byte() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU coreutils md5sum 9.x not found (set MD5SUM=path); compatibility NOT checked");
+        return;
+    };
+    let tmp = TempDir::new("compat");
+    let dir = &tmp.0;
+    let (names, checks) = setup(dir);
+
+    let mut cases = hash_cases(&names);
+    cases.extend(check_cases(&checks));
+    cases.extend(usage_cases());
+    // Every case again with one worker thread and with many (md5x only): output must
+    // not depend on how the work is scheduled. And a sample with stdout and stderr in
+    // one file, to check their interleaving.
+    let base = cases.len();
+    let mut more = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if i % 3 == 0 && !c.args.iter().any(|a| a == "--") {
+            let mut j1 = c.clone();
+            j1.extra = vec!["-j1"];
+            more.push(j1);
+            let mut j4 = c.clone();
+            j4.extra = vec!["--jobs=4"];
+            more.push(j4);
+        }
+        if i % 2 == 0 {
+            let mut mg = c.clone();
+            mg.merged = true;
+            more.push(mg);
+        }
+    }
+    cases.extend(more);
+    let fails = compare(&gnu, dir, &cases);
+    eprintln!(
+        "compat: {} cases ({} distinct argv/stdin combinations), {} differ",
+        cases.len(),
+        base,
+        fails.len()
+    );
+    if std::env::var_os("COMPAT_BRIEF").is_some() {
+        for f in &fails {
+            eprintln!("{}", f.lines().next().unwrap_or(""));
+        }
+    }
+    for f in fails.iter().take(25) {
+        eprintln!("{f}\n");
+    }
+    assert!(
+        fails.is_empty(),
+        "{} of {} cases differ from GNU md5sum",
+        fails.len(),
+        cases.len()
+    );
+}
+
+/// Standard input in its other forms: closed, a directory, a file.
+#[test]
+fn stdin_forms_match() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("stdin");
+    let dir = &tmp.0;
+    fs::write(dir.join("a"), b"hello\n").unwrap();
+    let sh = |prog: &Path, script: &str| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .arg(prog)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap()
+    };
+    let scripts = [
+        "exec -a md5sum \"$0\" <&-",
+        "exec -a md5sum \"$0\" - a <&-",
+        "exec -a md5sum \"$0\" -c <&-",
+        "exec -a md5sum \"$0\" < .",
+        "exec -a md5sum \"$0\" - - < a",
+        "exec -a md5sum \"$0\" a >&-",
+        "exec -a md5sum \"$0\" nope >&-",
+        "exec -a md5sum \"$0\" a nope a >&-",
+        "exec -a md5sum \"$0\" -c - < a",
+        "exec -a md5sum \"$0\" a > /dev/full",
+    ];
+    let mut fails = Vec::new();
+    for s in scripts {
+        let g = sh(&gnu, s);
+        let m = sh(Path::new(MD5X), s);
+        if g.stdout != m.stdout || g.stderr != m.stderr || g.status.code() != m.status.code() {
+            fails.push(format!(
+                "{s}\n  md5sum: {:?} {} {}\n  md5x:   {:?} {} {}",
+                g.status.code(),
+                show(&g.stdout),
+                show(&g.stderr),
+                m.status.code(),
+                show(&m.stdout),
+                show(&m.stderr)
+            ));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
