@@ -44,3 +44,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8'
 .venv/bin/python -m pytest -q tests/s3
+
+echo "== pytest (Python module md5x against hashlib)"
+.venv/bin/python -m pip install -q --disable-pip-version-check numpy ./crates/md5x-py
+.venv/bin/python -m pytest -q -rs tests/python

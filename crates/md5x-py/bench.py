@@ -1,0 +1,94 @@
+"""md5x against hashlib, measured in the same run (best of N; the ratio is what counts).
+
+    python crates/md5x-py/bench.py [--repeat N] [--only single,many,files,bytearray]
+"""
+
+import argparse
+import hashlib
+import os
+import tempfile
+import time
+
+import md5x
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def report(name, t_md5x, t_hashlib, size):
+    mb = size / 1e6
+    print(
+        f"{name:<40} md5x {mb / t_md5x:8.0f} MB/s  hashlib {mb / t_hashlib:8.0f} MB/s"
+        f"  ratio {t_hashlib / t_md5x:5.2f}x"
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--only", default="single,bytearray,many,files")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    r = args.repeat
+    print(f"md5x backend: {md5x.backend()}; cores: {os.cpu_count()}")
+
+    if "single" in only:
+        data = os.urandom(64 << 20)
+        assert md5x.md5(data).digest() == hashlib.md5(data).digest()
+        report(
+            "md5(64 MiB bytes).digest()",
+            best(lambda: md5x.md5(data).digest(), r),
+            best(lambda: hashlib.md5(data).digest(), r),
+            len(data),
+        )
+    if "bytearray" in only:
+        data = bytearray(os.urandom(64 << 20))
+        assert md5x.md5(data).digest() == hashlib.md5(data).digest()
+        report(
+            "md5(64 MiB bytearray).digest()",
+            best(lambda: md5x.md5(data).digest(), r),
+            best(lambda: hashlib.md5(data).digest(), r),
+            len(data),
+        )
+    if "many" in only:
+        bufs = [os.urandom(4096) for _ in range(10_000)]
+        assert md5x.hash_many(bufs) == [hashlib.md5(b).digest() for b in bufs]
+        report(
+            "hash_many(10,000 x 4 KiB)",
+            best(lambda: md5x.hash_many(bufs), r),
+            best(lambda: [hashlib.md5(b).digest() for b in bufs], r),
+            4096 * len(bufs),
+        )
+    if "files" in only:
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i in range(10_000):
+                p = os.path.join(d, f"{i:05}")
+                with open(p, "wb") as f:
+                    f.write(os.urandom(64 << 10))
+                paths.append(p)
+
+            def hashlib_loop():
+                out = []
+                for p in paths:
+                    with open(p, "rb") as f:
+                        out.append(hashlib.md5(f.read()).hexdigest())
+                return out
+
+            assert md5x.hash_files(paths) == hashlib_loop()
+            report(
+                "hash_files(10,000 x 64 KiB, cached)",
+                best(lambda: md5x.hash_files(paths), r),
+                best(hashlib_loop, r),
+                (64 << 10) * len(paths),
+            )
+
+
+if __name__ == "__main__":
+    main()

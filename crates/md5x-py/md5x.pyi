@@ -1,0 +1,60 @@
+"""MD5 at md5x's speed, with hashlib's interface.
+
+MD5 is broken for security: use it only where a protocol or an archive requires it.
+"""
+
+import os
+from collections.abc import Iterable
+from typing import Literal, Protocol, final, overload
+
+from typing_extensions import Buffer
+
+__version__: str
+
+_Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+
+class _BinaryReadable(Protocol):
+    def readinto(self, buffer: bytearray, /) -> int | None: ...
+    def readable(self) -> bool: ...
+
+class _BufferedBytes(Protocol):
+    def getbuffer(self) -> Buffer: ...
+
+@final
+class md5:
+    """A streaming MD5 object, like hashlib.md5's; safe to share between threads."""
+
+    def __init__(self, data: Buffer = b"", *, usedforsecurity: bool = True) -> None: ...
+    @property
+    def name(self) -> Literal["md5"]: ...
+    @property
+    def digest_size(self) -> Literal[16]: ...
+    @property
+    def block_size(self) -> Literal[64]: ...
+    def update(self, data: Buffer, /) -> None: ...
+    def digest(self) -> bytes: ...
+    def hexdigest(self) -> str: ...
+    def copy(self) -> md5: ...
+
+def file_digest(fileobj: _BinaryReadable | _BufferedBytes, /) -> md5:
+    """The MD5 object of a binary file's remaining contents (hashlib.file_digest)."""
+
+def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
+    """The 16-byte MD5 digest of every buffer, in order (SIMD lanes, threads)."""
+
+@overload
+def hash_files(
+    paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["raise"] = "raise"
+) -> list[str]: ...
+@overload
+def hash_files(
+    paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["return"]
+) -> list[str | OSError]: ...
+def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> str:
+    """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts)."""
+
+def md5_par(data: Buffer, k: Literal[4, 8, 16]) -> bytes:
+    """The MD5-P(K) digest of a buffer (docs/modes.md); not an MD5 digest."""
+
+def backend() -> str:
+    """The kernel set this process hashes with: "portable", "x86_64", "avx2", ..."""

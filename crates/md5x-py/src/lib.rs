@@ -1,0 +1,710 @@
+//! The Python module `md5x`: hashlib's MD5 interface on md5x's kernels, and what
+//! hashlib lacks: many buffers side by side in the SIMD lanes, many files on every core,
+//! S3 ETags and MD5-P(K).
+//!
+//! There is no `unsafe` here. `bytes` are immutable, so they are hashed in place with
+//! the GIL released. Every other buffer (bytearray, memoryview, array, numpy, ...) can
+//! change under us whenever other Python code runs, so its bytes are copied out through
+//! PyO3's safe buffer API, in chunks that stay in cache, and each chunk is hashed with
+//! the GIL released.
+//!
+//! Locking: a `md5` object keeps its state in a `Mutex`. The rule that makes this
+//! deadlock-free is that no thread ever blocks on that mutex while it holds the GIL:
+//! every lock goes through `lock_py_attached`, which lets the GIL go before it waits.
+//! So a thread may hold the mutex across GIL releases and re-acquisitions (an update
+//! of a large buffer stays atomic, as it is in hashlib).
+
+#![forbid(unsafe_code)]
+
+use std::borrow::Cow;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use md5x::chains::{limits, EtagError, ParMd5};
+use md5x::{Backend, Digest, Md5};
+use pyo3::buffer::{PyBuffer, PyUntypedBuffer};
+use pyo3::exceptions::{PyBlockingIOError, PyBufferError, PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString};
+
+/// Inputs up to this many bytes are hashed without releasing the GIL: letting it go and
+/// taking it back costs about as much as hashing them.
+const GIL_FREE_MIN: usize = 4 << 10;
+
+/// Buffers other than `bytes` are copied out in chunks of this size (cache-resident),
+/// and each chunk is hashed with the GIL released.
+const CHUNK: usize = 256 << 10;
+
+/// `hash_many` spreads its inputs over threads once there is at least this much to hash.
+const PAR_MIN_BYTES: usize = 1 << 20;
+
+/// `hash_files` reads files up to this size whole and hashes them in the lanes; larger
+/// files are streamed through one hasher each.
+const WHOLE_FILE_MAX: u64 = 1 << 20;
+
+/// Read size when streaming a large file.
+const READ_CHUNK: usize = 1 << 20;
+
+/// The file_digest read buffer, as in hashlib.
+const FILE_DIGEST_BUF: usize = 1 << 18;
+
+// ---------------------------------------------------------------------------------------
+// Buffers, taken the way hashlib takes them.
+
+/// A buffer-protocol argument, resolved as hashlib resolves it: any C-contiguous
+/// buffer, hashed as its raw bytes.
+enum Data<'py> {
+    /// `bytes`, or a view into one: immutable, hashed in place.
+    Bytes(Bound<'py, PyBytes>, Range<usize>),
+    /// Any other buffer, as unsigned bytes, and the object that buffer came from.
+    Buffer(PyBuffer<u8>, Bound<'py, PyAny>),
+}
+
+fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
+    let py = obj.py();
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        let n = b.as_bytes().len();
+        return Ok(Data::Bytes(b.clone(), 0..n));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "Strings must be encoded before hashing",
+        ));
+    }
+    let raw = match PyUntypedBuffer::get(obj) {
+        Ok(raw) => raw,
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+            return Err(PyTypeError::new_err(
+                "object supporting the buffer API required",
+            ))
+        }
+        // Some exporters leave out the shape (numpy's zero-dimensional arrays) or the
+        // strides (ctypes); a memoryview of them fills those in.
+        Err(_) => return through_memoryview(obj),
+    };
+    if !raw.is_c_contiguous() {
+        drop(raw);
+        return Err(not_contiguous(obj));
+    }
+    if raw.len_bytes() == 0 {
+        return Ok(empty(py));
+    }
+    if let Some(d) = view_of_bytes(obj, &raw)? {
+        return Ok(d);
+    }
+    match raw.into_typed::<u8>() {
+        Ok(b) => Ok(Data::Buffer(b, obj.clone())),
+        // Any other element format: its bytes, through a cast of a memoryview.
+        Err(_) => through_memoryview(obj),
+    }
+}
+
+/// Nothing to hash.
+fn empty(py: Python<'_>) -> Data<'_> {
+    Data::Bytes(PyBytes::new(py, b""), 0..0)
+}
+
+/// A buffer taken through a memoryview of its exporter, flattened to unsigned bytes.
+fn through_memoryview<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
+    let view = PyMemoryView::from(obj)?;
+    if !view.getattr("c_contiguous")?.is_truthy()? {
+        return Err(not_contiguous(obj));
+    }
+    if view.getattr("nbytes")?.extract::<usize>()? == 0 {
+        return Ok(empty(obj.py()));
+    }
+    let flat = view.call_method1("cast", ("B",))?;
+    Ok(Data::Buffer(PyBuffer::get(&flat)?, flat))
+}
+
+/// The error hashlib gives for a buffer that is not C-contiguous: it asks the exporter
+/// for a simple buffer, and the exporter says why not in its own words. So do we, by
+/// making the same request (binascii.crc32 takes its argument as a simple buffer).
+fn not_contiguous(obj: &Bound<'_, PyAny>) -> PyErr {
+    let asked = obj
+        .py()
+        .import("binascii")
+        .and_then(|m| m.call_method1("crc32", (obj,)));
+    match asked {
+        Err(e) => e,
+        Ok(_) => PyBufferError::new_err("buffer is not C-contiguous"),
+    }
+}
+
+/// A memoryview whose memory lies inside a `bytes` object (for example a slice of
+/// `memoryview(some_bytes)`): that memory is immutable, so it is hashed in place.
+fn view_of_bytes<'py>(
+    obj: &Bound<'py, PyAny>,
+    raw: &PyUntypedBuffer,
+) -> PyResult<Option<Data<'py>>> {
+    let Ok(view) = obj.cast::<PyMemoryView>() else {
+        return Ok(None);
+    };
+    let base = view.getattr("obj")?;
+    let Ok(bytes) = base.cast::<PyBytes>() else {
+        return Ok(None);
+    };
+    let whole = bytes.as_bytes();
+    // Address arithmetic only: the range is used to slice `whole`, which is checked.
+    let start = (raw.buf_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    let len = raw.len_bytes();
+    if start <= whole.len() && len <= whole.len() - start {
+        Ok(Some(Data::Bytes(bytes.clone(), start..start + len)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Hash `data` into `sink`: small inputs with the GIL held, larger ones with it
+/// released (`bytes` in place, other buffers chunk by chunk).
+fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -> PyResult<()> {
+    match data {
+        Data::Bytes(b, range) => {
+            let s = &b.as_bytes()[range.clone()];
+            if s.len() <= GIL_FREE_MIN {
+                sink(s);
+            } else {
+                py.detach(|| sink(s));
+            }
+        }
+        Data::Buffer(buf, src) => {
+            let n = buf.len_bytes();
+            if n <= GIL_FREE_MIN {
+                let mut tmp = [0u8; GIL_FREE_MIN];
+                buf.copy_to_slice(py, &mut tmp[..n])?;
+                sink(&tmp[..n]);
+            } else if n <= CHUNK {
+                let mut tmp = vec![0u8; n];
+                buf.copy_to_slice(py, &mut tmp)?;
+                py.detach(|| sink(&tmp));
+            } else {
+                // A flat view to cut chunks from; `buf` stays held meanwhile, so the
+                // exporter cannot resize under us.
+                let mut view = PyMemoryView::from(src)?.into_any();
+                if buf.dimensions() != 1 {
+                    view = view.call_method1("cast", ("B",))?;
+                }
+                let mut tmp = vec![0u8; CHUNK];
+                for start in (0..n).step_by(CHUNK) {
+                    let len = CHUNK.min(n - start);
+                    let piece =
+                        view.get_item(PySlice::new(py, start as isize, (start + len) as isize, 1))?;
+                    PyBuffer::<u8>::get(&piece)?.copy_to_slice(py, &mut tmp[..len])?;
+                    py.detach(|| sink(&tmp[..len]));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of a buffer, borrowed when they are immutable, else copied.
+fn contents<'a>(py: Python<'_>, data: &'a Data<'_>) -> PyResult<Cow<'a, [u8]>> {
+    Ok(match data {
+        Data::Bytes(b, range) => Cow::Borrowed(&b.as_bytes()[range.clone()]),
+        Data::Buffer(buf, _) => Cow::Owned(buf.to_vec(py)?),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// The hash object.
+
+/// An optional argument whose absence is not `None` (hashlib rejects `md5(None)`).
+struct Arg<'py>(Option<Bound<'py, PyAny>>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Arg(Some(obj.to_owned())))
+    }
+}
+
+/// A streaming MD5 object with hashlib's interface: update, digest, hexdigest, copy.
+///
+/// Safe to share between threads: the state sits behind a lock, and each update is
+/// atomic.
+#[pyclass(name = "md5", module = "md5x", frozen)]
+struct Md5Object {
+    state: Mutex<Md5>,
+}
+
+impl Md5Object {
+    fn empty() -> Self {
+        Md5Object {
+            state: Mutex::new(Md5::new()),
+        }
+    }
+
+    /// The state, locked without ever waiting for the lock while holding the GIL.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Md5> {
+        self.state
+            .lock_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn absorb(&self, py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = resolve(obj)?;
+        let mut guard = self.lock(py);
+        let h: &mut Md5 = &mut guard;
+        feed(py, &data, &mut |d: &[u8]| h.update(d))
+    }
+}
+
+#[pymethods]
+impl Md5Object {
+    /// md5(data=b"", *, usedforsecurity=True): a new MD5 object, fed `data` if given.
+    ///
+    /// `usedforsecurity` is accepted for compatibility with hashlib and ignored: MD5 is
+    /// never secure. `string` is hashlib's older name for `data`.
+    #[new]
+    #[pyo3(
+        signature = (data = Arg(None), *, usedforsecurity = Arg(None), string = Arg(None)),
+        text_signature = "(data=b'', *, usedforsecurity=True)"
+    )]
+    fn new(
+        py: Python<'_>,
+        data: Arg<'_>,
+        usedforsecurity: Arg<'_>,
+        string: Arg<'_>,
+    ) -> PyResult<Self> {
+        let _ = usedforsecurity;
+        let data = match (data.0, string.0) {
+            (Some(_), Some(_)) => {
+                return Err(PyTypeError::new_err(
+                    "md5() takes the data either as 'data' or as 'string', not both",
+                ))
+            }
+            (d, s) => d.or(s),
+        };
+        let h = Md5Object::empty();
+        if let Some(d) = data {
+            h.absorb(py, &d)?;
+        }
+        Ok(h)
+    }
+
+    /// Feed more bytes (any object supporting the buffer protocol).
+    #[pyo3(signature = (data, /))]
+    fn update(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.absorb(py, data)
+    }
+
+    /// The digest of the data fed so far, as 16 bytes.
+    fn digest<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let d = self.lock(py).finalize();
+        PyBytes::new(py, d.as_bytes())
+    }
+
+    /// The digest of the data fed so far, as 32 lowercase hex digits.
+    fn hexdigest<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        let d = self.lock(py).finalize();
+        PyString::new(py, d.to_hex().as_str())
+    }
+
+    /// A copy of this object: the two are independent from now on.
+    fn copy(&self, py: Python<'_>) -> Self {
+        Md5Object {
+            state: Mutex::new(self.lock(py).clone()),
+        }
+    }
+
+    /// "md5".
+    #[getter]
+    fn name(&self) -> &'static str {
+        "md5"
+    }
+
+    /// 16: the digest's size in bytes.
+    #[getter]
+    fn digest_size(&self) -> usize {
+        16
+    }
+
+    /// 64: MD5's block size in bytes.
+    #[getter]
+    fn block_size(&self) -> usize {
+        64
+    }
+}
+
+/// file_digest(fileobj, /): the MD5 object of a file's remaining contents, like
+/// `hashlib.file_digest(fileobj, "md5")`.
+#[pyfunction]
+#[pyo3(signature = (fileobj, /))]
+fn file_digest(py: Python<'_>, fileobj: &Bound<'_, PyAny>) -> PyResult<Md5Object> {
+    let h = Md5Object::empty();
+    if fileobj.hasattr("getbuffer")? {
+        // io.BytesIO: hash its memory directly.
+        let buf = fileobj.call_method0("getbuffer")?;
+        h.absorb(py, &buf)?;
+        return Ok(h);
+    }
+    let binary_readable = fileobj.hasattr("readinto")?
+        && fileobj.hasattr("readable")?
+        && fileobj.call_method0("readable")?.is_truthy()?;
+    if !binary_readable {
+        return Err(PyValueError::new_err(format!(
+            "'{}' is not a file-like object in binary reading mode.",
+            fileobj.repr()?
+        )));
+    }
+    let buf = PyByteArray::new(py, &vec![0u8; FILE_DIGEST_BUF]);
+    let view = PyMemoryView::from(&buf)?;
+    loop {
+        let got = fileobj.call_method1("readinto", (&buf,))?;
+        if got.is_none() {
+            return Err(PyBlockingIOError::new_err("I/O operation would block."));
+        }
+        let size: usize = got.extract()?;
+        if size == 0 {
+            break;
+        }
+        let piece = view.get_item(PySlice::new(py, 0, size as isize, 1))?;
+        h.absorb(py, &piece)?;
+    }
+    Ok(h)
+}
+
+// ---------------------------------------------------------------------------------------
+// Many buffers, many files.
+
+/// Threads worth using on this machine (asked once).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// MD5 of every input: in the SIMD lanes of one core, and on every core when there is
+/// enough to hash.
+fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
+    let total: usize = inputs.iter().map(|x| x.as_ref().len()).sum();
+    let threads = cores()
+        .min(total / PAR_MIN_BYTES)
+        .min(inputs.len() / 16)
+        .max(1);
+    if threads == 1 {
+        return md5x::hash_many(inputs);
+    }
+    // Contiguous groups of about equal bytes, one per thread.
+    let mut groups = Vec::with_capacity(threads);
+    let (mut start, mut acc) = (0, 0);
+    for (i, x) in inputs.iter().enumerate() {
+        acc += x.as_ref().len();
+        if acc * threads >= total * (groups.len() + 1) && groups.len() + 1 < threads {
+            groups.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    groups.push(start..inputs.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|r| s.spawn(move || md5x::hash_many(&inputs[r])))
+            .collect();
+        let mut out = Vec::with_capacity(inputs.len());
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        out
+    })
+}
+
+/// hash_many(buffers): the 16-byte MD5 digest of each buffer, in order.
+#[pyfunction]
+#[pyo3(signature = (buffers, /))]
+fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let data = buffers
+        .try_iter()?
+        .map(|o| resolve(&o?))
+        .collect::<PyResult<Vec<_>>>()?;
+    let inputs = data
+        .iter()
+        .map(|d| contents(py, d))
+        .collect::<PyResult<Vec<_>>>()?;
+    let total: usize = inputs.iter().map(|x| x.len()).sum();
+    let digests = if total <= GIL_FREE_MIN {
+        md5x::hash_many(&inputs)
+    } else {
+        py.detach(|| many(&inputs))
+    };
+    PyList::new(py, digests.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+}
+
+/// One file read for the lanes, or already hashed.
+enum FileRead {
+    /// Its contents are the first this many bytes of the slot's buffer.
+    Whole(usize),
+    /// It was large, and streamed through its own hasher.
+    Hashed(Digest),
+}
+
+/// Read a file into `buf` (whose length only grows, so it is zeroed once, not per
+/// file), or hash it on the way when it is large.
+fn read_file(path: &Path, buf: &mut Vec<u8>) -> io::Result<FileRead> {
+    let mut f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let large = size > WHOLE_FILE_MAX;
+    // Room for one byte more than the file had, so that its end shows as a short read.
+    let room = if large { READ_CHUNK } else { size as usize + 1 };
+    if buf.len() < room {
+        buf.resize(room, 0);
+    }
+    if large {
+        let mut h = Md5::new();
+        loop {
+            match f.read(&mut buf[..READ_CHUNK]) {
+                Ok(0) => return Ok(FileRead::Hashed(h.finalize())),
+                Ok(n) => h.update(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            // The file grew since its size was read.
+            buf.resize(2 * buf.len(), 0);
+        }
+        match f.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(FileRead::Whole(filled)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// MD5 of every file, on `jobs` threads, each filling the lanes with a batch of files.
+/// `None` marks a file not hashed because an error stopped the work (`stop_on_error`).
+fn hash_paths(
+    paths: &[PathBuf],
+    jobs: usize,
+    stop_on_error: bool,
+) -> Vec<Option<io::Result<Digest>>> {
+    // One batch fills the lanes (measured: more or fewer files per batch is slower).
+    let batch = Backend::active().lanes().clamp(8, 64);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let threads = jobs.min(paths.len().div_ceil(batch)).max(1);
+    let worker = || {
+        let mut bufs = vec![Vec::new(); batch];
+        let mut done = Vec::new();
+        let mut ready = Vec::with_capacity(batch);
+        while !(stop_on_error && failed.load(Ordering::Relaxed)) {
+            let start = next.fetch_add(batch, Ordering::Relaxed);
+            if start >= paths.len() {
+                break;
+            }
+            let end = (start + batch).min(paths.len());
+            ready.clear();
+            for (slot, i) in (start..end).enumerate() {
+                match read_file(&paths[i], &mut bufs[slot]) {
+                    Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
+                    Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        done.push((i, Err(e)));
+                    }
+                }
+            }
+            let slices: Vec<&[u8]> = ready.iter().map(|&(slot, _, n)| &bufs[slot][..n]).collect();
+            let digests = md5x::hash_many(&slices);
+            done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
+        }
+        done
+    };
+    let mut out: Vec<Option<io::Result<Digest>>> = Vec::new();
+    out.resize_with(paths.len(), || None);
+    let finished = if threads == 1 {
+        vec![worker()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    for (i, r) in finished.into_iter().flatten() {
+        out[i] = Some(r);
+    }
+    out
+}
+
+/// A path argument (str, bytes or os.PathLike) as open() takes it: the path, and its
+/// `os.fspath` (which open() names in its errors).
+fn to_path<'py>(
+    fspath: &Bound<'py, PyAny>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<(PathBuf, Bound<'py, PyAny>)> {
+    let p = fspath.call1((obj,))?;
+    if let Ok(b) = p.cast::<PyBytes>() {
+        #[cfg(unix)]
+        let path = {
+            use std::os::unix::ffi::OsStrExt;
+            PathBuf::from(std::ffi::OsStr::from_bytes(b.as_bytes()))
+        };
+        #[cfg(not(unix))]
+        let path = PathBuf::from(String::from_utf8_lossy(b.as_bytes()).as_ref());
+        return Ok((path, p));
+    }
+    Ok((p.extract()?, p))
+}
+
+/// The OSError open() would raise for `e` on `filename`: errno, strerror and filename
+/// set (so Python picks the subclass: FileNotFoundError, IsADirectoryError, ...).
+fn os_error(py: Python<'_>, e: &io::Error, filename: &Bound<'_, PyAny>) -> PyErr {
+    let filename = filename.clone().unbind();
+    match e.raw_os_error() {
+        Some(code) => {
+            let strerror = py
+                .import("os")
+                .and_then(|os| os.call_method1("strerror", (code,)))
+                .and_then(|s| s.extract::<String>())
+                .unwrap_or_else(|_| e.to_string());
+            PyOSError::new_err((code, strerror, filename))
+        }
+        None => PyOSError::new_err((py.None(), e.to_string(), filename)),
+    }
+}
+
+/// hash_files(paths, *, jobs=None, errors="raise"): the hex MD5 of each file, in order.
+#[pyfunction]
+#[pyo3(signature = (paths, /, *, jobs = None, errors = "raise"))]
+fn hash_files<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    jobs: Option<i64>,
+    errors: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let raise = match errors {
+        "raise" => true,
+        "return" => false,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "errors must be 'raise' or 'return', not {other:?}"
+            )))
+        }
+    };
+    let jobs = match jobs {
+        None => cores(),
+        Some(j) if j >= 1 => usize::try_from(j).unwrap_or(usize::MAX),
+        Some(j) => {
+            return Err(PyValueError::new_err(format!(
+                "jobs must be at least 1, not {j}"
+            )))
+        }
+    };
+    let objs = paths.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    let fspath = py.import("os")?.getattr("fspath")?;
+    let (paths, names): (Vec<_>, Vec<_>) = objs
+        .iter()
+        .map(|o| to_path(&fspath, o))
+        .collect::<PyResult<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let results = py.detach(|| hash_paths(&paths, jobs, raise));
+    if raise {
+        if let Some((i, Some(Err(e)))) = results
+            .iter()
+            .enumerate()
+            .find(|(_, r)| matches!(r, Some(Err(_))))
+        {
+            return Err(os_error(py, e, &names[i]));
+        }
+    }
+    let out = PyList::empty(py);
+    for (i, r) in results.iter().enumerate() {
+        match r {
+            Some(Ok(d)) => out.append(d.to_hex().as_str())?,
+            Some(Err(e)) => out.append(os_error(py, e, &names[i]).into_value(py))?,
+            None => unreachable!("every file is hashed unless an error is raised"),
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Multi-chain modes, and the backend.
+
+/// s3_etag(path, part_size=8 MiB, threshold=8 MiB): the S3 ETag of a file ("hex" or
+/// "hex-N"), hashing parts on every core.
+#[pyfunction]
+#[pyo3(signature = (path, part_size = 8 << 20, threshold = 8 << 20))]
+fn s3_etag(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    part_size: i128,
+    threshold: i128,
+) -> PyResult<String> {
+    let part_size = u64::try_from(part_size).map_err(|_| {
+        // Negative, or beyond 64 bits: outside S3's limits, as the library says it.
+        PyValueError::new_err(format!(
+            "part size {part_size} bytes is outside S3's limits ({} to {} bytes)",
+            limits::MIN_PART_SIZE,
+            limits::MAX_PART_SIZE
+        ))
+    })?;
+    let threshold = u64::try_from(threshold).map_err(|_| {
+        PyValueError::new_err(format!(
+            "threshold must be from 0 to 2**64 - 1 bytes, not {threshold}"
+        ))
+    })?;
+    let fspath = py.import("os")?.getattr("fspath")?;
+    let (p, name) = to_path(&fspath, path)?;
+    match py.detach(|| md5x::chains::etag_file(&p, part_size, threshold, 0)) {
+        Ok(tag) => Ok(tag.to_string()),
+        Err(e) => match e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) {
+            Some(etag_error) => Err(PyValueError::new_err(etag_error.to_string())),
+            None => Err(os_error(py, &e, &name)),
+        },
+    }
+}
+
+/// md5_par(data, k): the MD5-P(K) digest (16 bytes) of a buffer; K is 4, 8 or 16.
+#[pyfunction]
+#[pyo3(signature = (data, k))]
+fn md5_par<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    k: i64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let k = usize::try_from(k)
+        .map_err(|_| PyValueError::new_err(format!("MD5-P(K) needs K = 4, 8 or 16, not {k}")))?;
+    let mut h = ParMd5::new(k).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let data = resolve(data)?;
+    feed(py, &data, &mut |d: &[u8]| h.update(d))?;
+    Ok(PyBytes::new(py, h.finalize().as_bytes()))
+}
+
+/// backend(): the name of the kernel set this process hashes with ("avx512", ...).
+#[pyfunction]
+fn backend() -> &'static str {
+    Backend::active().name()
+}
+
+/// MD5 at md5x's speed, with hashlib's interface. MD5 is broken for security: use it
+/// only where a protocol or an archive requires it.
+#[pymodule]
+#[pyo3(name = "md5x")]
+fn md5x_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // md5x never falls back silently from a backend it was told to use: a bad
+    // MD5X_BACKEND makes the import fail, saying why.
+    Backend::from_env().map_err(|e| PyValueError::new_err(format!("MD5X_BACKEND: {e}")))?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Md5Object>()?;
+    m.add_function(wrap_pyfunction!(file_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_many, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_files, m)?)?;
+    m.add_function(wrap_pyfunction!(s3_etag, m)?)?;
+    m.add_function(wrap_pyfunction!(md5_par, m)?)?;
+    m.add_function(wrap_pyfunction!(backend, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,351 @@
+"""What hashlib lacks: hash_many, hash_files, s3_etag, md5_par, backend.
+
+References: hashlib for plain MD5, and the Python definitions in docs/modes.md for
+MD5-P(K) and S3 ETags.
+"""
+
+import array
+import errno
+import hashlib
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+import pytest
+
+import md5x
+
+RNG = random.Random(1321)
+MiB = 1 << 20
+
+
+def ref(data):
+    return hashlib.md5(data).digest()
+
+
+def pattern(n):
+    """docs/modes.md's test message: byte[i] = (i * 31) mod 251."""
+    return bytes((i * 31) % 251 for i in range(251)) * (n // 251) + bytes(
+        (i * 31) % 251 for i in range(n % 251)
+    )
+
+
+# ------------------------------------------------------------------------------------
+# hash_many
+
+
+def test_hash_many_matches_hashlib_over_many_lengths():
+    bufs = [RNG.randbytes(n) for n in range(0, 1100)]
+    assert md5x.hash_many(bufs) == [ref(b) for b in bufs]
+
+
+def test_hash_many_large_and_uneven_inputs():
+    # Enough bytes that the work is spread over threads, with very uneven lengths.
+    bufs = [RNG.randbytes(RNG.choice([0, 1, 55, 64, 4096, 100_000, 3 * MiB])) for _ in range(300)]
+    assert md5x.hash_many(bufs) == [ref(b) for b in bufs]
+    bufs = [RNG.randbytes(4096) for _ in range(10_000)]
+    assert md5x.hash_many(bufs) == [ref(b) for b in bufs]
+
+
+def test_hash_many_mixed_buffer_types_and_iterables():
+    data = RNG.randbytes(300_000)
+    bufs = [
+        data,
+        bytearray(data[:1000]),
+        memoryview(data)[3:70_000],
+        array.array("I", range(5000)),
+        b"",
+        memoryview(bytearray(data)).cast("Q"),
+    ]
+    want = [ref(b) for b in bufs]
+    assert md5x.hash_many(bufs) == want
+    assert md5x.hash_many(iter(bufs)) == want
+    assert md5x.hash_many(tuple(bufs)) == want
+    assert md5x.hash_many(b for b in bufs) == want
+    assert md5x.hash_many([]) == []
+
+
+def test_hash_many_bad_arguments():
+    with pytest.raises(TypeError, match="^Strings must be encoded before hashing$"):
+        md5x.hash_many([b"a", "b"])
+    with pytest.raises(TypeError, match="^object supporting the buffer API required$"):
+        md5x.hash_many([b"a", None])
+    with pytest.raises(TypeError):
+        md5x.hash_many(5)  # not iterable
+
+
+# ------------------------------------------------------------------------------------
+# hash_files
+
+
+def open_error(path):
+    """The OSError that open() raises for `path`."""
+    try:
+        with open(path, "rb") as f:
+            f.read()
+    except OSError as e:
+        return e
+    raise AssertionError(f"{path!r} is readable")
+
+
+def same_oserror(got, want):
+    assert type(got) is type(want)
+    assert (got.errno, got.strerror, got.filename) == (want.errno, want.strerror, want.filename)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """Files of many sizes (both the lanes path and the streamed path), and entries
+    that cannot be read: a directory, a missing path, a dangling symlink."""
+    sizes = [0, 1, 63, 64, 65, 4096, 64 << 10, MiB, MiB + 1, 3 * MiB + 17]
+    sizes += [RNG.randrange(0, 200_000) for _ in range(150)]
+    good = []
+    for i, size in enumerate(sizes):
+        p = tmp_path / f"f{i:04}"
+        p.write_bytes(RNG.randbytes(size))
+        good.append(str(p))
+    (tmp_path / "subdir").mkdir()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    bad = [str(tmp_path / "subdir"), str(tmp_path / "missing"), str(tmp_path / "dangling")]
+    return good, bad
+
+
+def hex_of_file(path):
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("jobs", [None, 1, 2, 5])
+def test_hash_files_matches_hashlib(tree, jobs):
+    good, _ = tree
+    assert md5x.hash_files(good, jobs=jobs) == [hex_of_file(p) for p in good]
+
+
+def test_hash_files_path_types(tree):
+    good, _ = tree
+    want = [hex_of_file(p) for p in good[:20]]
+    assert md5x.hash_files([pathlib.Path(p) for p in good[:20]]) == want
+    assert md5x.hash_files([os.fsencode(p) for p in good[:20]]) == want
+    assert md5x.hash_files(iter(good[:20])) == want
+    assert md5x.hash_files([]) == []
+    with pytest.raises(TypeError):
+        md5x.hash_files([42])
+
+
+def test_hash_files_raises_the_first_error_like_open(tree):
+    good, bad = tree
+    assert [type(open_error(p)) for p in bad] == [
+        IsADirectoryError,
+        FileNotFoundError,
+        FileNotFoundError,
+    ]
+    for b in bad:
+        for jobs in (1, 3):
+            paths = good[:40] + [b] + good[40:] + bad
+            with pytest.raises(OSError) as info:
+                md5x.hash_files(paths, jobs=jobs)
+            same_oserror(info.value, open_error(b))
+    # The filename is the object that was passed, as with open().
+    p = pathlib.Path(bad[1])
+    with pytest.raises(FileNotFoundError) as info:
+        md5x.hash_files([p])
+    assert info.value.filename == open_error(p).filename
+    assert info.value.errno == errno.ENOENT
+
+
+def test_hash_files_errors_return(tree):
+    good, bad = tree
+    paths = []
+    for i, p in enumerate(good):
+        paths.append(p)
+        if i % 50 == 0:
+            paths.append(bad[(i // 50) % len(bad)])
+    got = md5x.hash_files(paths, jobs=2, errors="return")
+    assert len(got) == len(paths)
+    for p, g in zip(paths, got):
+        if p in bad:
+            assert isinstance(g, OSError)
+            same_oserror(g, open_error(p))
+        else:
+            assert g == hex_of_file(p)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_hash_files_permission_denied(tmp_path):
+    p = tmp_path / "secret"
+    p.write_bytes(b"x")
+    p.chmod(0)
+    with pytest.raises(PermissionError) as info:
+        md5x.hash_files([str(p)])
+    same_oserror(info.value, open_error(str(p)))
+
+
+def test_hash_files_bad_arguments(tree):
+    good, _ = tree
+    with pytest.raises(ValueError):
+        md5x.hash_files(good, jobs=0)
+    with pytest.raises(ValueError):
+        md5x.hash_files(good, jobs=-2)
+    with pytest.raises(ValueError):
+        md5x.hash_files(good, errors="ignore")
+    with pytest.raises(TypeError):
+        md5x.hash_files(good, 2)  # jobs is keyword-only
+
+
+# ------------------------------------------------------------------------------------
+# s3_etag, against the definition in docs/modes.md
+
+
+def etag_reference(data, part_size, threshold):
+    if len(data) < threshold:
+        return hashlib.md5(data).hexdigest()
+    parts = [data[i : i + part_size] for i in range(0, len(data), part_size)] or [b""]
+    outer = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts))
+    return f"{outer.hexdigest()}-{len(parts)}"
+
+
+def test_s3_etag_vectors_from_docs(tmp_path):
+    vectors = [
+        (0, 5 * MiB, "d41d8cd98f00b204e9800998ecf8427e"),
+        (5242880, 5 * MiB, "f3f302d05b6ffb933797d2454cb05255-1"),
+        (5242881, 5 * MiB, "9731cdf5aa09e60a812e00ece0a56504-2"),
+        (17825792, 8 * MiB, "b92c0b7f108a97d63e0b49bc2bd039d8-3"),
+    ]
+    for size, part, want in vectors:
+        p = tmp_path / f"v{size}"
+        p.write_bytes(pattern(size))
+        assert md5x.s3_etag(str(p), part, part) == want
+        assert etag_reference(pattern(size), part, part) == want
+
+
+def test_s3_etag_against_the_python_definition(tmp_path):
+    part = 5 * MiB
+    sizes = [0, 1, 1000, part - 1, part, part + 1, 2 * part, 2 * part + 12_345]
+    for size in sizes:
+        data = RNG.randbytes(size)
+        p = tmp_path / f"s{size}"
+        p.write_bytes(data)
+        for threshold in (0, 1, part, 3 * part):
+            want = etag_reference(data, part, threshold)
+            assert md5x.s3_etag(p, part, threshold) == want, (size, threshold)
+        # The defaults: 8 MiB parts and threshold.
+        assert md5x.s3_etag(str(p)) == etag_reference(data, 8 * MiB, 8 * MiB)
+
+
+def test_s3_etag_errors(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(b"abc")
+    for bad in (0, 5 * MiB - 1, (5 << 30) + 1):
+        with pytest.raises(ValueError) as info:
+            md5x.s3_etag(p, bad)
+        assert str(info.value) == (
+            f"part size {bad} bytes is outside S3's limits (5242880 to 5368709120 bytes)"
+        )
+    with pytest.raises(ValueError, match="outside S3's limits"):
+        md5x.s3_etag(p, -1)
+    with pytest.raises(ValueError):
+        md5x.s3_etag(p, 5 * MiB, -1)
+    # More than 10,000 parts: refused before reading (a sparse file).
+    big = tmp_path / "sparse"
+    with open(big, "wb") as f:
+        f.truncate(10_000 * 5 * MiB + 1)
+    with pytest.raises(ValueError, match="at most 10000 parts"):
+        md5x.s3_etag(big, 5 * MiB)
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError) as info:
+        md5x.s3_etag(missing)
+    same_oserror(info.value, open_error(missing))
+
+
+# ------------------------------------------------------------------------------------
+# md5_par, against the definition in docs/modes.md
+
+
+def md5_par_reference(data: bytes, k: int) -> bytes:
+    chains = [hashlib.md5() for _ in range(k)]
+    for start in range(0, len(data), 64):
+        chains[(start // 64) % k].update(data[start : start + 64])
+    return hashlib.md5(b"".join(c.digest() for c in chains)).digest()
+
+
+def test_md5_par_vectors_from_docs():
+    vectors = [
+        (4, 0, "90b83c0fe892d7b4c2bdc38deba7a3cb"),
+        (4, 1, "e42af369073d2b7521752c4f64b29405"),
+        (4, 64, "2c58a4dd09645db101182ab73dcc9319"),
+        (4, 257, "b926388abfd9a228c37bee6dc44db185"),
+        (4, 100000, "7f79acb57fd784c21c482f111a74819d"),
+        (8, 0, "e7dd4330655dc61ec7f53e526532adfa"),
+        (8, 65, "3c56d835098a432340f8a36d5e3d485b"),
+        (8, 512, "4397987039deae8912fc919910e5e7f1"),
+        (8, 100000, "4307127b1572551dbb7645d6de246e9a"),
+        (16, 1, "061a219ccb841697e55eb7bcf93fc894"),
+        (16, 1024, "abb977c56ecd6b29135b0d85bebf1e80"),
+        (16, 1025, "62874bb60150e2edadbdd92daeba1d3c"),
+        (16, 100000, "11b233959de382ce218b1dbcb4414abd"),
+    ]
+    for k, n, want in vectors:
+        assert md5x.md5_par(pattern(n), k).hex() == want
+        assert md5_par_reference(pattern(n), k).hex() == want
+
+
+@pytest.mark.parametrize("k", [4, 8, 16])
+def test_md5_par_against_the_python_definition(k):
+    data = RNG.randbytes(3000)
+    for n in list(range(0, 1100, 7)) + [2048, 2049, 3000]:
+        assert md5x.md5_par(data[:n], k) == md5_par_reference(data[:n], k), n
+    big = RNG.randbytes(3 * MiB + 5)
+    want = md5_par_reference(big, k)
+    assert md5x.md5_par(big, k) == want
+    assert md5x.md5_par(bytearray(big), k) == want
+    assert md5x.md5_par(memoryview(big)[0:], k) == want
+
+
+def test_md5_par_bad_k():
+    for k in (0, 1, 5, 32, -4):
+        with pytest.raises(ValueError) as info:
+            md5x.md5_par(b"abc", k)
+        assert str(info.value) == f"MD5-P(K) needs K = 4, 8 or 16, not {k}"
+    with pytest.raises(TypeError):
+        md5x.md5_par(b"abc", "4")
+
+
+# ------------------------------------------------------------------------------------
+# backend
+
+
+KNOWN = {"portable", "x86_64", "sse2", "avx2", "avx512", "neon"}
+
+
+def run_python(code, **env):
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_backend():
+    assert md5x.backend() in KNOWN
+    code = "import md5x; print(md5x.backend(), md5x.md5(b'abc').hexdigest())"
+    r = run_python(code, MD5X_BACKEND="portable")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["portable", "900150983cd24fb0d6963f7d28e17f72"]
+    # An unknown backend is an error at import, never a silent fallback.
+    r = run_python("import md5x", MD5X_BACKEND="sse9")
+    assert r.returncode != 0
+    assert "MD5X_BACKEND" in r.stderr and "unknown backend 'sse9'" in r.stderr
+
+
+def test_stubs_ship_with_the_module():
+    pkg = pathlib.Path(md5x.__file__).parent
+    assert (pkg / "py.typed").is_file()
+    stub = (pkg / "__init__.pyi").read_text()
+    for name in ("class md5", "def file_digest", "def hash_many", "def hash_files"):
+        assert name in stub
+    for name in ("def s3_etag", "def md5_par", "def backend"):
+        assert name in stub

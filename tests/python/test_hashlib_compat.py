@@ -1,0 +1,378 @@
+"""md5x.md5 and md5x.file_digest against hashlib, which is the oracle."""
+
+import array
+import ctypes
+import hashlib
+import io
+import mmap
+import os
+import random
+import threading
+import time
+
+import pytest
+
+import md5x
+
+try:
+    import numpy as np
+except ImportError:  # numpy is optional; the tests that need it say so when skipped
+    np = None
+
+needs_numpy = pytest.mark.skipif(np is None, reason="numpy is not installed")
+
+RNG = random.Random(20240607)
+
+
+def rand_bytes(n):
+    return RNG.randbytes(n)
+
+
+def ref(data):
+    return hashlib.md5(data).digest()
+
+
+# ------------------------------------------------------------------------------------
+# Digests
+
+
+def test_rfc1321_vectors():
+    vectors = {
+        b"": "d41d8cd98f00b204e9800998ecf8427e",
+        b"a": "0cc175b9c0f1b6a831c399e269772661",
+        b"abc": "900150983cd24fb0d6963f7d28e17f72",
+        b"message digest": "f96b697d7cb7938d525a2f31aaf161d0",
+        b"abcdefghijklmnopqrstuvwxyz": "c3fcd3d76192e4007dfb496cca67e13b",
+        b"12345678901234567890123456789012345678901234567890123456789012345678901234567890": (
+            "57edf4a22be3c955ac49da2e2107b67a"
+        ),
+    }
+    for msg, hexd in vectors.items():
+        assert md5x.md5(msg).hexdigest() == hexd
+        assert md5x.md5(msg).digest() == bytes.fromhex(hexd)
+
+
+def test_every_length_0_to_1100():
+    data = rand_bytes(1100)
+    for n in range(1101):
+        want = ref(data[:n])
+        assert md5x.md5(data[:n]).digest() == want, n
+        assert md5x.md5(bytearray(data[:n])).digest() == want, n
+        h = md5x.md5()
+        h.update(data[: n // 3])
+        h.update(memoryview(data)[n // 3 : n])
+        assert h.digest() == want, n
+
+
+@pytest.mark.parametrize(
+    "size",
+    [4095, 4096, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 1, (1 << 20) + 13, 5_000_003],
+)
+def test_large_inputs_every_container(size):
+    data = rand_bytes(size)
+    want = ref(data)
+    assert md5x.md5(data).digest() == want
+    assert md5x.md5(bytearray(data)).digest() == want
+    assert md5x.md5(memoryview(data)).digest() == want
+    assert md5x.md5(memoryview(bytearray(data))).digest() == want
+    assert md5x.md5(memoryview(b"xy" + data)[2:]).digest() == want
+
+
+def test_random_splits_of_random_large_inputs():
+    for _ in range(6):
+        data = rand_bytes(RNG.randrange(1, 3 << 20))
+        h = md5x.md5()
+        pos = 0
+        while pos < len(data):
+            step = RNG.choice([1, 63, 64, 65, 4096, 100_000, 700_000])
+            piece = data[pos : pos + step]
+            h.update(RNG.choice([bytes, bytearray, memoryview])(piece))
+            pos += step
+        assert h.digest() == ref(data)
+
+
+def test_digest_does_not_finish_the_object():
+    h = md5x.md5(b"ab")
+    assert h.digest() == ref(b"ab")
+    assert h.digest() == ref(b"ab")
+    h.update(b"c")
+    assert h.hexdigest() == hashlib.md5(b"abc").hexdigest()
+
+
+# ------------------------------------------------------------------------------------
+# Buffer types: every C-contiguous buffer is hashed as its raw bytes, as hashlib does.
+
+
+def buffer_objects():
+    data = rand_bytes(3 << 18)  # 768 KiB: larger than md5x's copy chunk
+    objs = [
+        b"",
+        bytearray(),
+        data,
+        bytearray(data),
+        memoryview(data),
+        memoryview(data)[5:-7],
+        memoryview(bytearray(data))[5:-7],
+        memoryview(bytearray(data)).cast("I"),
+        memoryview(bytearray(24)).cast("B", (2, 3, 4)),
+        array.array("B", data[:1000]),
+        array.array("i", range(-500, 500)),
+        array.array("d", [x / 7 for x in range(200_000)]),
+        array.array("q"),
+        (ctypes.c_uint16 * 999)(*range(999)),
+        type("BytesSub", (bytes,), {})(data[:777]),
+    ]
+    m = mmap.mmap(-1, 100_000)
+    m.write(data[:100_000])
+    objs.append(m)
+    return objs
+
+
+def test_every_buffer_type():
+    for obj in buffer_objects():
+        assert md5x.md5(obj).digest() == ref(obj), type(obj)
+        h = md5x.md5()
+        h.update(obj)
+        assert h.hexdigest() == hashlib.md5(obj).hexdigest(), type(obj)
+
+
+@needs_numpy
+def test_numpy_arrays():
+    objs = [
+        np.arange(1000, dtype=np.uint8),
+        np.arange(1000, dtype=np.int64),
+        np.linspace(0, 1, 300_000),  # 2.4 MB of float64: the chunked path
+        np.arange(600_000, dtype=np.float32).reshape(600, 1000),
+        np.zeros((0, 5)),
+        np.array(3.25),  # zero-dimensional
+        np.array([True, False, True]),
+        np.zeros(10, dtype=[("a", "<i4"), ("b", "<f8")]),
+        np.arange(1_000_000, dtype=">u4"),
+        np.asfortranarray(np.arange(12.0).reshape(1, 12)),  # both C and F contiguous
+    ]
+    for a in objs:
+        assert md5x.md5(a).digest() == ref(a), (a.dtype, a.shape)
+        assert md5x.hash_many([a]) == [ref(a)]
+
+
+# ------------------------------------------------------------------------------------
+# Bad arguments: the same exception types and messages as hashlib.
+
+
+def error_of(fn, *args):
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return type(e), str(e)
+    return None
+
+
+def bad_arguments():
+    bad = [
+        "abc",
+        "",
+        1,
+        None,
+        1.5,
+        [1, 2],
+        object(),
+        memoryview(b"abcdef")[::2],
+        memoryview(array.array("i", range(20)))[::-1],
+    ]
+    if np is not None:
+        bad += [np.zeros((4, 4))[:, 1], np.zeros((3, 4)).T]
+    return bad
+
+
+@pytest.mark.parametrize("obj", bad_arguments(), ids=lambda o: type(o).__name__)
+def test_bad_arguments_match_hashlib(obj):
+    want = error_of(hashlib.md5, obj)
+    assert want is not None
+    assert error_of(md5x.md5, obj) == want
+    assert error_of(md5x.md5().update, obj) == error_of(hashlib.md5().update, obj)
+    assert error_of(md5x.hash_many, [b"ok", obj]) == want
+    assert error_of(md5x.md5_par, obj, 4) == want
+
+
+def test_messages_named_by_the_issue():
+    with pytest.raises(TypeError, match="^Strings must be encoded before hashing$"):
+        md5x.md5("abc")
+    with pytest.raises(TypeError, match="^object supporting the buffer API required$"):
+        md5x.md5().update(42)
+
+
+def test_failed_update_leaves_state_unchanged():
+    h = md5x.md5(b"ab")
+    with pytest.raises(TypeError):
+        h.update("c")
+    with pytest.raises(BufferError):
+        h.update(memoryview(b"abcd")[::2])
+    assert h.digest() == ref(b"ab")
+
+
+def test_argument_counts_and_keywords():
+    with pytest.raises(TypeError):
+        md5x.md5(b"a", b"b")
+    with pytest.raises(TypeError):
+        md5x.md5().update()
+    with pytest.raises(TypeError):
+        md5x.md5().update(b"a", b"b")
+    with pytest.raises(TypeError):
+        md5x.md5(nonsense=1)
+    with pytest.raises(TypeError):
+        md5x.md5(data=b"a", string=b"a")
+    assert md5x.md5(data=b"abc").digest() == ref(b"abc")
+    assert md5x.md5(string=b"abc").digest() == ref(b"abc")
+    assert md5x.md5(b"abc", usedforsecurity=False).digest() == ref(b"abc")
+    assert md5x.md5(usedforsecurity=True).digest() == ref(b"")
+    with pytest.raises(TypeError):
+        md5x.md5(b"abc", False)  # usedforsecurity is keyword-only, as in hashlib
+
+
+def test_attributes():
+    h = md5x.md5()
+    r = hashlib.md5()
+    assert (h.name, h.digest_size, h.block_size) == (r.name, r.digest_size, r.block_size)
+    assert (h.name, h.digest_size, h.block_size) == ("md5", 16, 64)
+    assert isinstance(h, md5x.md5)
+    with pytest.raises(AttributeError):
+        h.name = "sha1"
+
+
+# ------------------------------------------------------------------------------------
+# copy
+
+
+def test_copy_is_independent():
+    a = md5x.md5(b"common prefix ")
+    b = a.copy()
+    assert b.digest() == a.digest()
+    a.update(b"left")
+    b.update(b"right" * 5000)
+    assert a.digest() == ref(b"common prefix left")
+    assert b.digest() == ref(b"common prefix " + b"right" * 5000)
+    c = b.copy()
+    b.update(b"x")
+    assert c.digest() == ref(b"common prefix " + b"right" * 5000)
+    assert type(c) is md5x.md5
+
+
+# ------------------------------------------------------------------------------------
+# Threads
+
+
+def test_threads_share_one_object():
+    # Every update is atomic, so N threads feeding identical pieces give the digest of
+    # the concatenation whatever the interleaving. The bytearray pieces are larger
+    # than md5x's copy chunk, so a non-atomic update would interleave chunks.
+    piece_b = rand_bytes(600_000)
+    piece_ba = bytearray(piece_b)
+    h = md5x.md5()
+    rounds, nthreads = 4, 8
+    barrier = threading.Barrier(nthreads)
+
+    def work(i):
+        barrier.wait()
+        for _ in range(rounds):
+            h.update(piece_b if i % 2 else piece_ba)
+            h.digest()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert h.digest() == ref(piece_b * (rounds * nthreads))
+
+
+def test_threads_with_separate_objects():
+    inputs = [rand_bytes(RNG.randrange(0, 2 << 20)) for _ in range(8)]
+    results = [None] * len(inputs)
+
+    def work(i):
+        h = md5x.md5()
+        data = inputs[i]
+        for start in range(0, len(data), 100_000):
+            h.update(bytearray(data[start : start + 100_000]) if i % 2 else data[start:])
+            if i % 2 == 0:
+                break
+        results[i] = h.digest()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [ref(d) for d in inputs]
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_gil_is_released_while_hashing(kind):
+    # The hash runs in a thread; this thread counts how often it gets to run meanwhile.
+    # If the GIL were held for the whole hash it could not run at all until the end.
+    data = kind(rand_bytes(64 << 20))
+    out = []
+    t = threading.Thread(target=lambda: out.append(md5x.md5(data).digest()))
+    count = 0
+    t.start()
+    while t.is_alive():
+        count += 1
+        time.sleep(0.0002)
+    t.join()
+    assert out == [ref(data)]
+    assert count >= 10, count
+
+
+# ------------------------------------------------------------------------------------
+# file_digest
+
+
+def test_file_digest_of_files(tmp_path):
+    for size in [0, 1, 1 << 18, (1 << 18) + 1, 3_000_001]:
+        p = tmp_path / f"f{size}"
+        data = rand_bytes(size)
+        p.write_bytes(data)
+        with open(p, "rb") as f:
+            got = md5x.file_digest(f)
+        assert isinstance(got, md5x.md5)
+        assert got.digest() == ref(data)
+        with open(p, "rb", buffering=0) as f:
+            f.read(7)  # from the current position, as hashlib
+            assert md5x.file_digest(f).digest() == ref(data[7:])
+
+
+def test_file_digest_of_bytesio_and_custom_readers():
+    data = rand_bytes(1_000_003)
+    assert md5x.file_digest(io.BytesIO(data)).digest() == ref(data)
+
+    class Dribble:
+        """A binary reader that returns short reads."""
+
+        def __init__(self, data):
+            self.data, self.pos = data, 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, buf):
+            n = min(len(buf), RNG.randrange(1, 5000), len(self.data) - self.pos)
+            buf[:n] = self.data[self.pos : self.pos + n]
+            self.pos += n
+            return n
+
+    assert md5x.file_digest(Dribble(data)).digest() == ref(data)
+    assert hashlib.file_digest(Dribble(data), "md5").digest() == ref(data)
+
+
+def test_file_digest_rejects_what_hashlib_rejects(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text("text")
+    with open(p) as f:  # text mode: no readinto
+        want = error_of(hashlib.file_digest, f, "md5")
+        assert want is not None and want[0] is ValueError
+        assert error_of(md5x.file_digest, f) == want
+    with open(p, "wb") as f:  # not readable
+        want = error_of(hashlib.file_digest, f, "md5")
+        assert want is not None and want[0] is ValueError
+        assert error_of(md5x.file_digest, f) == want
+    assert error_of(md5x.file_digest, 42)[0] is ValueError
