@@ -9,6 +9,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::hasher::{finish, state_to_digest, INIT};
+use crate::many::MAX_LANES;
 use crate::{Backend, Digest, Md5};
 
 /// An invalid chain count for MD5-P(K): K must be 4, 8 or 16.
@@ -60,10 +61,30 @@ pub struct ParMd5 {
 impl ParMd5 {
     /// A new MD5-P(K) hasher; `k` is 4, 8 or 16.
     pub fn new(k: usize) -> Result<Self, InvalidChainCount> {
+        Self::with_backend(k, Backend::active())
+    }
+
+    /// A new MD5-P(K) hasher on a chosen backend: its lane kernel runs the K chains
+    /// side by side; a single-stream backend runs them one after the other.
+    ///
+    /// ```
+    /// use md5x::{chains::ParMd5, Backend};
+    /// let mut h = ParMd5::with_backend(16, Backend::Portable).unwrap();
+    /// h.update([7u8; 5000]);
+    /// assert_eq!(h.finalize(), md5x::chains::md5_par(&[7u8; 5000], 16).unwrap());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+    pub fn with_backend(k: usize, backend: Backend) -> Result<Self, InvalidChainCount> {
         if !matches!(k, 4 | 8 | 16) {
             return Err(InvalidChainCount(k));
         }
-        let backend = Backend::active();
+        assert!(
+            backend.is_supported(),
+            "md5x: backend '{backend}' is not supported by this CPU"
+        );
         Ok(ParMd5 {
             k,
             states: [INIT; 16],
@@ -165,14 +186,59 @@ impl fmt::Debug for ParMd5 {
 
 /// Hash whole rounds: `blocks.len()` is a multiple of `states.len()` (K), and chain j
 /// takes blocks j, j + K, j + 2K, ...
+///
+/// With a lane kernel, the K chains run side by side in the vector lanes, each lane
+/// reading its chain's blocks where they lie (a stride of K blocks; no copy). The
+/// rounds go in slabs that stay in the L2 cache while every batch of chains reads its
+/// share (more than one batch when K exceeds the kernel's lanes, as K = 16 on SSE2).
 fn compress_rounds(backend: Backend, states: &mut [[u32; 4]], blocks: &[[u8; 64]]) {
     let k = states.len();
-    // Rounds are taken in slices that stay in cache while every chain reads its share.
-    for slab in blocks.chunks(k * 64) {
-        for (j, state) in states.iter_mut().enumerate() {
-            for round in slab.chunks_exact(k) {
-                backend.compress(state, core::slice::from_ref(&round[j]));
+    if blocks.is_empty() {
+        return;
+    }
+    let kernel = backend.lane_kernel().filter(|kern| kern.min_live <= k);
+    let Some(kernel) = kernel else {
+        // Single-stream backends: chain by chain over a slab that stays in cache.
+        for slab in blocks.chunks(k * 64) {
+            for (j, state) in states.iter_mut().enumerate() {
+                for round in slab.chunks_exact(k) {
+                    backend.compress(state, core::slice::from_ref(&round[j]));
+                }
             }
+        }
+        return;
+    };
+    // 2048 rounds of 16 blocks: 2 MiB; fewer rounds for smaller K (same bytes).
+    const SLAB_BYTES: usize = 1 << 21;
+    let rounds_per_slab = (SLAB_BYTES / (64 * k)).max(1);
+    for slab in blocks.chunks(rounds_per_slab * k) {
+        let bytes = slab.as_flattened();
+        let rounds = slab.len() / k;
+        let mut first = 0;
+        while first < k {
+            let n = (k - first).min(kernel.lanes);
+            let groups = n.div_ceil(kernel.width);
+            let kern = backend.lane_kernel_groups(groups).unwrap_or(kernel);
+            let mut views: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
+            let mut st = [0u32; 4 * MAX_LANES];
+            for l in 0..kern.lanes {
+                // Idle lanes repeat the batch's first chain; their results are dropped.
+                let j = first + if l < n { l } else { 0 };
+                views[l] = &bytes[64 * j..];
+                for w in 0..4 {
+                    st[kern.at(l, w)] = states[j][w];
+                }
+            }
+            (kern.strided)(
+                &mut st[..4 * kern.lanes],
+                &views[..kern.lanes],
+                rounds,
+                64 * k,
+            );
+            for l in 0..n {
+                states[first + l] = core::array::from_fn(|w| st[kern.at(l, w)]);
+            }
+            first += n;
         }
     }
 }
@@ -449,11 +515,15 @@ impl FromStr for ETag {
     }
 }
 
-/// S3 ETag of a file, hashing several parts at once on all cores (positioned reads).
+/// S3 ETag of a file, hashing many parts at once: side by side in the vector lanes of
+/// every core, read with positioned reads.
 ///
-/// The file's size is read once at the start; a file that shrinks while it is read is
-/// an error (`UnexpectedEof`), never a wrong ETag. Settings outside S3's limits give an
-/// `InvalidInput` error carrying the [`EtagError`].
+/// Parts of the full part size go in batches of up to [`Backend::lanes`] to a worker
+/// thread, which reads a chunk of each part in turn and runs the lane kernel over all
+/// of them; a shorter last part is hashed on its own. The file's size is read once at
+/// the start; a file that shrinks while it is read is an error (`UnexpectedEof`),
+/// never a wrong ETag. Settings outside S3's limits give an `InvalidInput` error
+/// carrying the [`EtagError`].
 ///
 /// ```no_run
 /// let tag = md5x::chains::etag_file("big.iso", 8 << 20, 8 << 20, 0).unwrap();
@@ -468,13 +538,33 @@ pub fn etag_file(
     threshold: u64,
     threads: usize,
 ) -> std::io::Result<ETag> {
+    etag_file_with(Backend::active(), path, part_size, threshold, threads)
+}
+
+/// [`etag_file`] on a chosen backend.
+///
+/// # Panics
+///
+/// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+#[cfg(feature = "std")]
+pub fn etag_file_with(
+    backend: Backend,
+    path: impl AsRef<std::path::Path>,
+    part_size: u64,
+    threshold: u64,
+    threads: usize,
+) -> std::io::Result<ETag> {
     use std::io::{Error, ErrorKind};
+    assert!(
+        backend.is_supported(),
+        "md5x: backend '{backend}' is not supported by this CPU"
+    );
     let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
     Etag::new(part_size, threshold).map_err(invalid)?;
     let file = std::fs::File::open(path)?;
     let size = file.metadata()?.len();
     let Some(parts) = part_count(size, part_size, threshold) else {
-        let mut h = Md5::new();
+        let mut h = Md5::with_backend(backend);
         read_range(&file, 0, size, &mut h)?;
         return Ok(ETag::single(h.finalize()));
     };
@@ -485,24 +575,40 @@ pub fn etag_file(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .min(parts as usize);
-    let next = core::sync::atomic::AtomicU64::new(0);
+    .clamp(1, parts as usize);
+    // Jobs: runs of consecutive full-size parts, at most one kernel's lanes each and
+    // spread over the threads; then the short last part, if any, alone.
+    let full = if size.is_multiple_of(part_size) {
+        parts
+    } else {
+        parts - 1
+    };
+    let lanes = backend.lane_kernel().map_or(1, |k| k.lanes) as u64;
+    let per_job = lanes.min(full.div_ceil(threads as u64)).max(1);
+    let mut jobs: alloc::vec::Vec<(u64, u64)> = (0..full)
+        .step_by(per_job as usize)
+        .map(|first| (first, per_job.min(full - first)))
+        .collect();
+    if full < parts {
+        jobs.push((full, 1));
+    }
+    let next = core::sync::atomic::AtomicUsize::new(0);
     let digests = std::sync::Mutex::new(alloc::vec![Digest::new([0; 16]); parts as usize]);
     std::thread::scope(|s| -> std::io::Result<()> {
-        let workers: alloc::vec::Vec<_> = (0..threads)
+        let workers: alloc::vec::Vec<_> = (0..threads.min(jobs.len()))
             .map(|_| {
                 s.spawn(|| -> std::io::Result<()> {
+                    let mut bufs = alloc::vec::Vec::new();
                     loop {
                         let i = next.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-                        if i >= parts {
+                        let Some(&(first, count)) = jobs.get(i) else {
                             return Ok(());
-                        }
-                        let start = i * part_size;
+                        };
+                        let start = first * part_size;
                         let len = part_size.min(size - start);
-                        let mut h = Md5::new();
-                        read_range(&file, start, len, &mut h)?;
-                        let d = h.finalize();
-                        digests.lock().unwrap_or_else(|p| p.into_inner())[i as usize] = d;
+                        let out = hash_parts(backend, &file, start, len, count, &mut bufs)?;
+                        let mut all = digests.lock().unwrap_or_else(|p| p.into_inner());
+                        all[first as usize..][..out.len()].copy_from_slice(&out);
                     }
                 })
             })
@@ -512,11 +618,107 @@ pub fn etag_file(
         }
         Ok(())
     })?;
-    let mut outer = Md5::new();
+    let mut outer = Md5::with_backend(backend);
     for d in digests.into_inner().unwrap_or_else(|p| p.into_inner()) {
         outer.update(d.as_bytes());
     }
     Ok(ETag::multipart(outer.finalize(), parts as u32))
+}
+
+/// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`:
+/// side by side in the lanes when the backend has a lane kernel and `count` pays for
+/// it, else one after the other. `bufs` is the caller's reusable read buffers.
+#[cfg(feature = "std")]
+fn hash_parts(
+    backend: Backend,
+    file: &std::fs::File,
+    start: u64,
+    len: u64,
+    count: u64,
+    bufs: &mut alloc::vec::Vec<alloc::vec::Vec<u8>>,
+) -> std::io::Result<alloc::vec::Vec<Digest>> {
+    let n = count as usize;
+    let kernel = backend
+        .lane_kernel()
+        .filter(|k| n >= k.min_live.max(2) && n <= k.lanes)
+        .and_then(|k| backend.lane_kernel_groups(n.div_ceil(k.width)));
+    let Some(kern) = kernel else {
+        return (0..count)
+            .map(|p| {
+                let mut h = Md5::with_backend(backend);
+                read_range(file, start + p * len, len, &mut h)?;
+                Ok(h.finalize())
+            })
+            .collect();
+    };
+    // Chunks of 256 KiB per part: 16 lanes read 4 MiB per round, which stays in L2/L3
+    // between the read and the hash.
+    const CHUNK: usize = 256 << 10;
+    let chunk = CHUNK.min(len.div_ceil(64) as usize * 64).max(64);
+    bufs.resize_with(n, alloc::vec::Vec::new);
+    for b in bufs.iter_mut() {
+        b.resize(chunk, 0);
+    }
+    let mut st = [0u32; 4 * MAX_LANES];
+    for l in 0..kern.lanes {
+        for (w, &v) in INIT.iter().enumerate() {
+            st[kern.at(l, w)] = v;
+        }
+    }
+    // The last read's length: the part's partial block, if any, ends there.
+    let mut done = 0u64;
+    let mut last = 0;
+    while done < len {
+        last = chunk.min((len - done) as usize);
+        for (p, b) in bufs.iter_mut().enumerate() {
+            read_full_at(file, &mut b[..last], start + p as u64 * len + done)?;
+        }
+        let mut views: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
+        for (l, v) in views[..kern.lanes].iter_mut().enumerate() {
+            // Idle lanes repeat part 0; their results are dropped.
+            *v = &bufs[if l < n { l } else { 0 }][..];
+        }
+        (kern.compress)(&mut st[..4 * kern.lanes], &views[..kern.lanes], last / 64);
+        done += last as u64;
+    }
+    // Every read but the last is whole blocks (`chunk` is a multiple of 64).
+    let tail = last / 64 * 64..last;
+    Ok((0..n)
+        .map(|l| {
+            let mut s: [u32; 4] = core::array::from_fn(|w| st[kern.at(l, w)]);
+            finish(backend, &mut s, &bufs[l][tail.clone()], len);
+            state_to_digest(&s)
+        })
+        .collect())
+}
+
+/// Fill `buf` from `file` at `offset` with positioned reads; running out of file is
+/// an `UnexpectedEof` error that says the file shrank.
+#[cfg(feature = "std")]
+fn read_full_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileExt;
+    #[cfg(windows)]
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        #[cfg(unix)]
+        let got = file.read_at(&mut buf[done..], offset + done as u64);
+        #[cfg(windows)]
+        let got = file.seek_read(&mut buf[done..], offset + done as u64);
+        match got {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "file shrank while it was read",
+                ))
+            }
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Feed `len` bytes of `file` from `offset` into `h`, with positioned reads.

@@ -28,6 +28,13 @@ fn md5_par_vectors() {
         (16, 1025, "62874bb60150e2edadbdd92daeba1d3c"),
         (16, 100000, "11b233959de382ce218b1dbcb4414abd"),
     ];
+    common::for_each_backend(|b| {
+        for &(k, len, want) in cases {
+            let mut h = ParMd5::with_backend(k, b).unwrap();
+            h.update(message(len, 0));
+            assert_eq!(h.finalize().to_string(), want, "{b}: P{k} len {len}");
+        }
+    });
     for &(k, len, want) in cases {
         assert_eq!(
             md5_par(&message(len, 0), k).unwrap().to_string(),
@@ -82,15 +89,47 @@ fn md5_par_against_python_reference() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), lens.len());
-    for (len, line) in lens.iter().zip(lines) {
-        let data = message(*len, 7);
-        for (k, want) in [4, 8, 16].into_iter().zip(line.split(' ')) {
-            assert_eq!(
-                md5_par(&data, k).unwrap().to_string(),
-                want,
-                "P{k} len {len}"
-            );
+    common::for_each_backend(|b| {
+        for (len, line) in lens.iter().zip(&lines) {
+            let data = message(*len, 7);
+            for (k, want) in [4, 8, 16].into_iter().zip(line.split(' ')) {
+                let mut h = ParMd5::with_backend(k, b).unwrap();
+                h.update(&data);
+                assert_eq!(h.finalize().to_string(), want, "{b}: P{k} len {len}");
+            }
         }
+    });
+}
+
+/// Large inputs cross the lane kernels' slabs (2 MiB) and, with K = 16 on narrow
+/// kernels, run several batches of chains: every backend against the scalar
+/// definition (K plain MD5 chains over the blocks dealt round-robin).
+#[test]
+fn md5_par_large_inputs_every_backend() {
+    let data = common::bytes(5 * (1 << 20) + 4321, 77);
+    for k in [4, 8, 16] {
+        let mut chains: Vec<md5x::Md5> = (0..k)
+            .map(|_| md5x::Md5::with_backend(md5x::Backend::Portable))
+            .collect();
+        for (i, block) in data.chunks(64).enumerate() {
+            chains[i % k].update(block);
+        }
+        let mut outer = md5x::Md5::new();
+        chains
+            .iter()
+            .for_each(|c| outer.update(c.finalize().as_bytes()));
+        let want = outer.finalize();
+        common::for_each_backend(|b| {
+            // One shot, then unaligned and in uneven pieces.
+            let mut h = ParMd5::with_backend(k, b).unwrap();
+            h.update(&data);
+            assert_eq!(h.finalize(), want, "{b}: P{k}");
+            let mut h = ParMd5::with_backend(k, b).unwrap();
+            for piece in data.chunks(1_000_003) {
+                h.update(piece);
+            }
+            assert_eq!(h.finalize(), want, "{b}: P{k} in pieces");
+        });
     }
 }
 
@@ -265,5 +304,34 @@ fn etag_file_matches_streaming_at_any_thread_count() {
     assert!(err.to_string().contains("outside S3's limits"), "{err}");
     let missing = md5x::chains::etag_file(dir.join("nope"), p, p, 0).unwrap_err();
     assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The lane path of `etag_file`: runs of full-size parts side by side (fewer parts
+/// than lanes, exactly a kernel's lanes, more than one kernel's worth), part sizes
+/// that leave a partial block (5 MiB + 13), a short last part or none; every backend
+/// and several thread counts against the streaming definition.
+#[test]
+fn etag_file_lanes_every_backend() {
+    let dir = std::env::temp_dir().join(format!("md5x-etag-lanes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = (5u64 << 20) + 13;
+    let data = common::bytes(17 * p as usize + 100, 91);
+    for (i, len) in [2 * p, 3 * p + 1, 8 * p, 17 * p, 17 * p + 100]
+        .into_iter()
+        .enumerate()
+    {
+        let data = &data[..len as usize];
+        let path = dir.join(format!("g{i}"));
+        std::fs::write(&path, data).unwrap();
+        let want = s3_etag(data, p, p).unwrap();
+        common::for_each_backend(|b| {
+            for threads in [1, 2, 5] {
+                let got = md5x::chains::etag_file_with(b, &path, p, p, threads).unwrap();
+                assert_eq!(got, want, "{b}: len {len} threads {threads}");
+            }
+        });
+        std::fs::remove_file(&path).unwrap();
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

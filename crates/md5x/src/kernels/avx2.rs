@@ -29,21 +29,33 @@ mod imp {
             lanes: 8 * groups,
             width: 8,
             compress: by_groups!(groups, compress)?,
+            strided: by_groups!(groups, strided, strided)?,
             min_live: 2,
         })
     }
 
-    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel.
+    /// Safe entry for contiguous blocks.
     fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
+        strided::<G>(state, lanes, nblocks, 64)
+    }
+
+    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel
+    /// with a stride between a lane's blocks.
+    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
         // SAFETY: the CPU has AVX2 (checked just above), the only requirement of
         // `compress_avx2` beyond its (checked) arguments.
-        unsafe { compress_avx2::<G>(state, lanes, nblocks) }
+        unsafe { compress_avx2::<G>(state, lanes, nblocks, stride) }
     }
 
     #[target_feature(enable = "avx2")]
-    fn compress_avx2<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        lanes::compress::<Avx2, G>(state, lanes, nblocks)
+    fn compress_avx2<const G: usize>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        lanes::compress_strided::<Avx2, G>(state, lanes, nblocks, stride)
     }
 
     /// Eight lanes. Values of this type exist only inside `compress_avx2`, which runs
@@ -163,7 +175,7 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::check;
+        use super::super::super::lanes::tests::{check, check_strided};
 
         #[test]
         fn avx2_lanes_match_scalar() {
@@ -174,6 +186,7 @@ mod imp {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
                 check(k.compress, 8, k.lanes, 3, g as u64);
+                check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
             }
         }
     }

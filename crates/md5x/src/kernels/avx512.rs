@@ -34,24 +34,36 @@ mod imp {
             lanes: 16 * groups,
             width: 16,
             compress: by_groups!(groups, compress)?,
+            strided: by_groups!(groups, strided, strided)?,
             min_live: 2,
         })
     }
 
-    /// Safe entry: checks AVX512F (a cached flag), then runs the kernel.
+    /// Safe entry for contiguous blocks.
     fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
+        strided::<G>(state, lanes, nblocks, 64)
+    }
+
+    /// Safe entry: checks AVX512F (a cached flag), then runs the kernel
+    /// with a stride between a lane's blocks.
+    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
         assert!(
             crate::Backend::Avx512.is_supported(),
             "AVX-512 not available"
         );
         // SAFETY: the CPU has AVX512F (checked just above), the only requirement of
         // `compress_avx512` beyond its (checked) arguments.
-        unsafe { compress_avx512::<G>(state, lanes, nblocks) }
+        unsafe { compress_avx512::<G>(state, lanes, nblocks, stride) }
     }
 
     #[target_feature(enable = "avx512f")]
-    fn compress_avx512<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        lanes::compress::<Avx512, G>(state, lanes, nblocks)
+    fn compress_avx512<const G: usize>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        lanes::compress_strided::<Avx512, G>(state, lanes, nblocks, stride)
     }
 
     /// Sixteen lanes. Values of this type exist only inside `compress_avx512`, which runs
@@ -183,7 +195,7 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::check;
+        use super::super::super::lanes::tests::{check, check_strided};
 
         #[test]
         fn avx512_lanes_match_scalar() {
@@ -194,6 +206,7 @@ mod imp {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
                 check(k.compress, 16, k.lanes, 3, 20 + g as u64);
+                check_strided(k.strided, 16, k.lanes, 3, 50 + 20 + g as u64);
             }
         }
     }

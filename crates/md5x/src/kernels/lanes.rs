@@ -82,14 +82,20 @@ pub(crate) const TERNLOG_NOT_I: i32 = 0xC6;
 /// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
 /// `width` lanes: word `w` of lane `l` is at `((l / width) * 4 + w) * width + l % width`.
 /// `lanes` has one slice per lane, each with at least `64 * nblocks` bytes.
+///
+/// `strided(state, lanes, nblocks, stride)` is the same with block `b` of lane `l` at
+/// `lanes[l][b * stride..][..64]` (`compress` is `stride` = 64): MD5-P(K)'s chains
+/// take every K-th block of one buffer, and run in the lanes where the data lies.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LaneKernel {
     /// Lanes per call (`width * groups`).
     pub lanes: usize,
     /// Lanes per vector.
     pub width: usize,
-    /// The compress function.
+    /// The compress function (contiguous blocks per lane).
     pub compress: fn(&mut [u32], &[&[u8]], usize),
+    /// The compress function with a byte stride between a lane's blocks.
+    pub strided: fn(&mut [u32], &[&[u8]], usize, usize),
     /// Below this many live messages, the single-stream kernel is faster (measured).
     pub min_live: usize,
 }
@@ -114,17 +120,40 @@ pub(crate) fn compress<V: Lane, const G: usize>(
     lanes: &[&[u8]],
     nblocks: usize,
 ) {
+    compress_strided::<V, G>(state, lanes, nblocks, 64)
+}
+
+/// [`compress`] with block `b` of lane `l` at `lanes[l][b * stride..][..64]`.
+///
+/// # Panics
+///
+/// If `state` or `lanes` has the wrong length, `stride` is under 64, or a lane is
+/// too short for `nblocks` blocks at that stride.
+#[inline(always)]
+pub(crate) fn compress_strided<V: Lane, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+    stride: usize,
+) {
     let n = V::LANES;
     assert_eq!(state.len(), 4 * n * G, "lane state size");
     assert_eq!(lanes.len(), n * G, "lane count");
-    let need = nblocks.checked_mul(64).expect("block count overflows");
+    assert!(stride >= 64, "lane stride under one block");
+    let need = match nblocks {
+        0 => 0,
+        _ => (nblocks - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(64))
+            .expect("block count overflows"),
+    };
     assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
 
     let mut s: [[V; 4]; G] =
         core::array::from_fn(|g| core::array::from_fn(|w| V::load(&state[(g * 4 + w) * n..])));
     for blk in 0..nblocks {
         let m: [[V; 16]; G] =
-            core::array::from_fn(|g| V::load_message(&lanes[g * n..(g + 1) * n], blk * 64));
+            core::array::from_fn(|g| V::load_message(&lanes[g * n..(g + 1) * n], blk * stride));
         let mut x = s;
 
         // One step for every group: x[a] = x[b] + rotl(x[a] + fn(b, c, d) + m + K, r).
@@ -361,6 +390,26 @@ pub(crate) fn compress_portable_ternlog<const N: usize, const G: usize>(
     compress::<PortableTernlog<N>, G>(state, lanes, nblocks)
 }
 
+/// [`compress_portable`] with a stride (see [`LaneKernel`]).
+pub(crate) fn strided_portable<const N: usize, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+    stride: usize,
+) {
+    compress_strided::<Portable<N>, G>(state, lanes, nblocks, stride)
+}
+
+/// [`compress_portable_ternlog`] with a stride (see [`LaneKernel`]).
+pub(crate) fn strided_portable_ternlog<const N: usize, const G: usize>(
+    state: &mut [u32],
+    lanes: &[&[u8]],
+    nblocks: usize,
+    stride: usize,
+) {
+    compress_strided::<PortableTernlog<N>, G>(state, lanes, nblocks, stride)
+}
+
 /// A [`LaneKernel`] over portable lanes (the schedulers' unit tests).
 #[cfg(test)]
 pub(crate) fn portable_kernel<const N: usize, const G: usize>(min_live: usize) -> LaneKernel {
@@ -368,6 +417,7 @@ pub(crate) fn portable_kernel<const N: usize, const G: usize>(min_live: usize) -
         lanes: N * G,
         width: N,
         compress: compress_portable::<N, G>,
+        strided: strided_portable::<N, G>,
         min_live,
     }
 }
@@ -380,21 +430,32 @@ pub(crate) fn portable_kernel_shape(
     ternlog: bool,
     min_live: usize,
 ) -> Option<LaneKernel> {
-    let compress: fn(&mut [u32], &[&[u8]], usize) = match (width, groups, ternlog) {
-        (4, 1, false) => compress_portable::<4, 1>,
-        (4, 2, false) => compress_portable::<4, 2>,
-        (8, 1, false) => compress_portable::<8, 1>,
-        (8, 2, false) => compress_portable::<8, 2>,
-        (16, 1, false) => compress_portable::<16, 1>,
-        (16, 2, false) => compress_portable::<16, 2>,
-        (16, 1, true) => compress_portable_ternlog::<16, 1>,
-        (16, 2, true) => compress_portable_ternlog::<16, 2>,
+    type Pair = (
+        fn(&mut [u32], &[&[u8]], usize),
+        fn(&mut [u32], &[&[u8]], usize, usize),
+    );
+    let (compress, strided): Pair = match (width, groups, ternlog) {
+        (4, 1, false) => (compress_portable::<4, 1>, strided_portable::<4, 1>),
+        (4, 2, false) => (compress_portable::<4, 2>, strided_portable::<4, 2>),
+        (8, 1, false) => (compress_portable::<8, 1>, strided_portable::<8, 1>),
+        (8, 2, false) => (compress_portable::<8, 2>, strided_portable::<8, 2>),
+        (16, 1, false) => (compress_portable::<16, 1>, strided_portable::<16, 1>),
+        (16, 2, false) => (compress_portable::<16, 2>, strided_portable::<16, 2>),
+        (16, 1, true) => (
+            compress_portable_ternlog::<16, 1>,
+            strided_portable_ternlog::<16, 1>,
+        ),
+        (16, 2, true) => (
+            compress_portable_ternlog::<16, 2>,
+            strided_portable_ternlog::<16, 2>,
+        ),
         _ => return None,
     };
     Some(LaneKernel {
         lanes: width * groups,
         width,
         compress,
+        strided,
         min_live,
     })
 }
@@ -406,6 +467,14 @@ macro_rules! by_groups {
             1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize)),
             2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize)),
             3 => Some($f::<3> as fn(&mut [u32], &[&[u8]], usize)),
+            _ => None,
+        }
+    };
+    ($groups:expr, $f:ident, strided) => {
+        match $groups {
+            1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize, usize)),
+            2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize, usize)),
+            3 => Some($f::<3> as fn(&mut [u32], &[&[u8]], usize, usize)),
             _ => None,
         }
     };
@@ -466,6 +535,7 @@ pub(crate) mod tests {
             lanes,
             width,
             compress: kernel,
+            strided: strided_portable::<4, 1>, // unused here
             min_live: 1,
         };
         let mut state = vec![0u32; 4 * lanes];
@@ -482,6 +552,66 @@ pub(crate) mod tests {
             let got: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
             assert_eq!(got, s, "lane {l} of {lanes} (width {width})");
         }
+    }
+
+    /// The strided entry as MD5-P(K) uses it: lane `l` takes blocks `l`, `l + lanes`,
+    /// ... of one shared, unaligned buffer (stride `64 * lanes`), and again with a
+    /// stride that is not a multiple of 64; every lane against the scalar kernel.
+    pub(crate) fn check_strided(
+        kernel: fn(&mut [u32], &[&[u8]], usize, usize),
+        width: usize,
+        lanes: usize,
+        nblocks: usize,
+        seed: u64,
+    ) {
+        let mut next = xorshift(seed);
+        for stride in [64 * lanes, 64 * lanes + 13] {
+            let data: Vec<u8> = (0..stride * nblocks + 64 * lanes + 1)
+                .map(|_| next() as u8)
+                .collect();
+            let views: Vec<&[u8]> = (0..lanes).map(|l| &data[1 + 64 * l..]).collect();
+            let init: Vec<[u32; 4]> = (0..lanes)
+                .map(|_| [next(), next(), next(), next()])
+                .collect();
+            let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
+            let mut state = vec![0u32; 4 * lanes];
+            for (l, s) in init.iter().enumerate() {
+                for (w, &v) in s.iter().enumerate() {
+                    state[at(l, w)] = v;
+                }
+            }
+            kernel(&mut state, &views, nblocks, stride);
+            for l in 0..lanes {
+                let mut s = init[l];
+                for b in 0..nblocks {
+                    let block: [u8; 64] = views[l][b * stride..][..64].try_into().unwrap();
+                    portable::compress(&mut s, &[block]);
+                }
+                let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
+                assert_eq!(
+                    got, s,
+                    "lane {l} of {lanes} (width {width}, stride {stride})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn portable_strided_lanes_match_scalar() {
+        let nb = if cfg!(miri) { 1 } else { 3 };
+        check_strided(strided_portable::<4, 1>, 4, 4, nb, 41);
+        check_strided(strided_portable::<8, 2>, 8, 16, nb, 42);
+        check_strided(strided_portable_ternlog::<16, 1>, 16, 16, nb, 43);
+    }
+
+    #[test]
+    #[should_panic(expected = "lane data too short")]
+    fn strided_rejects_short_lanes() {
+        let data = [0u8; 64 * 4 + 63];
+        let lanes: Vec<&[u8]> = (0..4).map(|l| &data[64 * l..]).collect();
+        let mut state = [0u32; 16];
+        // Lane 3 starts at 192: its second block would be at 192 + 256 > 319.
+        strided_portable::<4, 1>(&mut state, &lanes, 2, 256);
     }
 
     #[test]

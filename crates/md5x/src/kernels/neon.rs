@@ -32,6 +32,7 @@ mod imp {
             lanes: 4 * groups,
             width: 4,
             compress: by_groups!(groups, compress)?,
+            strided: by_groups!(groups, strided, strided)?,
             min_live: 2,
         })
     }
@@ -39,6 +40,11 @@ mod imp {
     /// NEON is enabled for the whole build (checked by this module's `cfg`).
     fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
         lanes::compress::<Neon, G>(state, lanes, nblocks)
+    }
+
+    /// [`compress`] with a stride between a lane's blocks.
+    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
+        lanes::compress_strided::<Neon, G>(state, lanes, nblocks, stride)
     }
 
     /// Four lanes; NEON is statically enabled wherever this module is compiled.
@@ -136,13 +142,14 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::check;
+        use super::super::super::lanes::tests::{check, check_strided};
 
         #[test]
         fn neon_lanes_match_scalar() {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
                 check(k.compress, 4, k.lanes, 3, 30 + g as u64);
+                check_strided(k.strided, 4, k.lanes, 3, 50 + 30 + g as u64);
             }
         }
     }

@@ -28,6 +28,7 @@ mod imp {
             lanes: 4 * groups,
             width: 4,
             compress: by_groups!(groups, compress)?,
+            strided: by_groups!(groups, strided, strided)?,
             min_live: 2,
         })
     }
@@ -35,6 +36,11 @@ mod imp {
     /// SSE2 is part of x86-64: no run-time check is needed.
     fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
         lanes::compress::<Sse2, G>(state, lanes, nblocks)
+    }
+
+    /// [`compress`] with a stride between a lane's blocks.
+    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
+        lanes::compress_strided::<Sse2, G>(state, lanes, nblocks, stride)
     }
 
     /// Four lanes. SSE2 is in every x86-64 CPU (the target's baseline).
@@ -131,13 +137,14 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::check;
+        use super::super::super::lanes::tests::{check, check_strided};
 
         #[test]
         fn sse2_lanes_match_scalar() {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
                 check(k.compress, 4, k.lanes, 3, 10 + g as u64);
+                check_strided(k.strided, 4, k.lanes, 3, 50 + 10 + g as u64);
             }
         }
     }
