@@ -172,14 +172,60 @@ def test_hash_files_errors_return(tree):
             assert g == hex_of_file(p)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+PERMISSION_CHECK = """
+import md5x, sys
+path = sys.argv[1]
+try:
+    open(path, "rb")
+except OSError as e:
+    want = (type(e).__name__, e.errno, e.strerror, e.filename)
+else:
+    raise SystemExit("readable: " + path)
+try:
+    md5x.hash_files([path])
+except OSError as e:
+    got = (type(e).__name__, e.errno, e.strerror, e.filename)
+else:
+    raise SystemExit("md5x.hash_files read an unreadable file")
+ret = md5x.hash_files([path, path], errors="return")
+assert all(type(r).__name__ == want[0] for r in ret), ret
+assert got == want, (got, want)
+print("PermissionError ok")
+"""
+
+
+def drop_file_capabilities():
+    """In the child before exec: drop root's right to ignore file modes
+    (CAP_DAC_OVERRIDE = 1, CAP_DAC_READ_SEARCH = 2) from the capability bounding set,
+    so the program it runs is refused a mode-0 file like anyone else."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_CAPBSET_DROP = 24
+    for cap in (1, 2):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
 def test_hash_files_permission_denied(tmp_path):
+    """A file its reader may not open. Root opens any file, so as root the same
+    checks run in a child process without root's file-permission capabilities."""
     p = tmp_path / "secret"
     p.write_bytes(b"x")
     p.chmod(0)
-    with pytest.raises(PermissionError) as info:
-        md5x.hash_files([str(p)])
-    same_oserror(info.value, open_error(str(p)))
+    if os.geteuid() != 0:
+        with pytest.raises(PermissionError) as info:
+            md5x.hash_files([str(p)])
+        same_oserror(info.value, open_error(str(p)))
+        return
+    r = subprocess.run(
+        [sys.executable, "-c", PERMISSION_CHECK, str(p)],
+        preexec_fn=drop_file_capabilities,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "PermissionError ok"
 
 
 def test_hash_files_bad_arguments(tree):

@@ -15,7 +15,9 @@
 //! Peers: `md5x` is what users get (`md5x::md5` and `Md5::new`, on the detected
 //! backend), then `md5x-<backend>` for each backend named in `MD5X_PEER_BACKENDS`
 //! (comma-separated; default `portable`; empty for none), through
-//! `Md5::with_backend`. Everything here is single-stream: one message per hasher.
+//! `Md5::with_backend`; these are single-stream, one message per hasher. Last,
+//! `md5x-many` runs only the C workloads, through `md5x::hash_many` (each thread hands
+//! its share of the messages to the vector lanes at once): the multi-buffer path.
 use std::time::Instant;
 
 use md5x::{Backend, Digest, Md5};
@@ -106,6 +108,36 @@ fn run(name: &str, engine: Engine, buf: &[u8], a: usize, b: usize, c: usize, max
     }
 }
 
+/// The C workloads through `md5x::hash_many`: each thread hashes its share of the
+/// messages side by side in the lanes.
+fn run_many(buf: &[u8], c: usize, max_threads: usize) {
+    for (workload, size) in [("C-64", 64), ("C-1K", 1024), ("C-8K", 8192), ("C-1M", MIB)] {
+        let count = c / size;
+        let msgs: Vec<&[u8]> = buf[..count * size].chunks(size).collect();
+        for threads in 1..=max_threads {
+            let t0 = Instant::now();
+            let check = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|i| {
+                        let mine = &msgs[count * i / threads..count * (i + 1) / threads];
+                        s.spawn(move || {
+                            md5x::hash_many(mine)
+                                .into_iter()
+                                .map(first8)
+                                .fold(0, u64::wrapping_add)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .fold(0, u64::wrapping_add)
+            });
+            report("md5x-many", workload, threads, count * size, t0, check);
+        }
+    }
+}
+
 fn main() {
     let usage = "usage: peer_bench A_MIB B_MIB C_MIB THREADS";
     let n: Vec<usize> = std::env::args()
@@ -133,4 +165,5 @@ fn main() {
             max_threads,
         );
     }
+    run_many(&buf, c, max_threads);
 }
