@@ -244,6 +244,18 @@ impl Backend {
         self.lane_kernel_groups(groups)
     }
 
+    /// Relative throughput of this backend's lane kernel with 1, 2 and 3 groups when
+    /// every lane is busy (2 groups = 100); `None` for single-stream backends.
+    pub(crate) fn group_speed(self) -> Option<[u32; 3]> {
+        match self {
+            Backend::Sse2 => Some(kernels::sse2::SPEED),
+            Backend::Avx2 => Some(kernels::avx2::SPEED),
+            Backend::Avx512 => Some(kernels::avx512::SPEED),
+            Backend::Neon => Some(kernels::neon::SPEED),
+            _ => None,
+        }
+    }
+
     /// This backend's multi-buffer kernel with `groups` interleaved groups (1 to 3).
     pub(crate) fn lane_kernel_groups(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
         match self {

@@ -6,10 +6,17 @@
 
 use super::lanes::LaneKernel;
 
-/// Interleaved 8-lane groups per call: 2 (16 lanes). Measured with `many_report` on
-/// Zen 4: 1 group is latency-bound (0.78 cycles/byte), 2 and 3 tie at 8 KiB (0.59),
-/// 3 wins at 1 KiB with 48 messages but wastes a third of its lanes at 32.
-pub(crate) const GROUPS: usize = 2;
+/// Interleaved 8-lane groups per call when the lanes can be filled: 3. Measured with
+/// `many_report` on Zen 4: 1 group is latency-bound (0.78 cycles/byte), 2 and 3 tie at
+/// 8 KiB (0.59), 3 wins at 1 KiB. On Zen 5 (AMD EPYC family 26, 2026-11-23, 48
+/// messages), 3 wins at every size: 1.55, 0.79 and 0.61 cycles/byte at 8 KiB, 1.56,
+/// 0.86 and 0.67 at 1 MiB. (Issue 4's figures for Zen 3 agree: about 1.3, 2.4 and
+/// 2.8-3.0 bytes/cycle.) With fewer messages, `hash_many` picks fewer groups.
+pub(crate) const GROUPS: usize = 3;
+
+/// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
+/// Zen 5 figures above: what `hash_many` weighs against idle lanes in its last rounds.
+pub(crate) const SPEED: [u32; 3] = [50, 100, 128];
 
 /// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2.
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {

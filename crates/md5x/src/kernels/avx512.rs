@@ -9,9 +9,16 @@
 
 use super::lanes::LaneKernel;
 
-/// Interleaved 16-lane groups per call: 2 (measured with `many_report` on Zen 4, which
-/// has AVX-512: 0.57, 0.47 and 0.56 cycles/byte at 8 KiB for 1, 2 and 3 groups).
+/// Interleaved 16-lane groups per call: 2. Measured with `many_report` (1, 2 and 3
+/// groups): on Zen 4, 0.57, 0.47 and 0.56 cycles/byte at 8 KiB; on Zen 5 (AMD EPYC
+/// family 26, 2026-11-23, 96 messages), 0.68, 0.36 and 0.41 at 8 KiB and 0.72, 0.39
+/// and 0.58 at 1 MiB: 48 lanes are too many streams for the caches. (3 groups win at
+/// 1 KiB, 0.31 against 0.50, where all the data sits in L1.)
 pub(crate) const GROUPS: usize = 2;
+
+/// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
+/// Zen 5 figures above: what `hash_many` weighs against idle lanes in its last rounds.
+pub(crate) const SPEED: [u32; 3] = [55, 100, 90];
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
 /// AVX512F.
