@@ -32,6 +32,10 @@ pub enum Opt {
     NoMmap,
     Backend,
     Speed,
+    Algorithm,
+    Etag,
+    PartSize,
+    Threshold,
 }
 
 struct Long {
@@ -69,6 +73,10 @@ const EXT_LONG: &[Long] = &[
     l("no-mmap", Opt::NoMmap, false),
     l("backend", Opt::Backend, true),
     l("speed", Opt::Speed, false),
+    l("algorithm", Opt::Algorithm, true),
+    l("etag", Opt::Etag, false),
+    l("part-size", Opt::PartSize, true),
+    l("threshold", Opt::Threshold, true),
 ];
 
 fn short(c: u8) -> Option<(Opt, bool)> {
@@ -81,6 +89,7 @@ fn short(c: u8) -> Option<(Opt, bool)> {
         b'j' => (Opt::Jobs, true),
         b'r' => (Opt::Recursive, false),
         b'L' => (Opt::Dereference, false),
+        b'a' => (Opt::Algorithm, true),
         _ => return None,
     })
 }

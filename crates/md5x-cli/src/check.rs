@@ -6,13 +6,21 @@
 //! `md5 -r` form: only when no two-space/asterisk line came before it in this run, and
 //! the other way round), and `MD5 (NAME) = HEX`. HEX is 32 hex digits, either case.
 //! Trailing CR is dropped; `#` lines and empty lines are skipped.
+//!
+//! md5x's other sums: lines tagged `MD5-P4`, `MD5-P8`, `MD5-P16` (HEX) and `ETAG`
+//! (HEX or HEX-N, optionally in double quotes) are checked as such whatever `-a` says;
+//! untagged lines hold the sum that `-a` / `--etag` choose.
 
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI8, Ordering};
 
-use crate::engine::{self, Flow, Input};
+use md5x::chains::{limits::DEFAULT_PART_SIZE, ETag};
+use md5x::Digest;
+
+use crate::algo::{show_size, Algo};
+use crate::engine::{self, Flow, Input, Job, Mode};
 use crate::{push_name, Ctx};
 
 pub struct Opts {
@@ -21,6 +29,11 @@ pub struct Opts {
     pub quiet: bool,
     pub strict: bool,
     pub ignore_missing: bool,
+    /// What untagged lines hold.
+    pub algo: Algo,
+    /// Explicit --part-size / --threshold, for ETags.
+    pub part_size: Option<u64>,
+    pub threshold: Option<u64>,
 }
 
 pub enum Outcome {
@@ -83,8 +96,34 @@ fn name_of(s: &[u8], escaped: bool) -> Option<Vec<u8>> {
     }
 }
 
-/// `MD5 (` has been read; `s` is the rest: `NAME) = HEX`.
-fn bsd_split(s: &[u8], escaped: bool) -> Option<([u8; 32], Vec<u8>)> {
+/// A sum as a line writes it, for `algo`: 32 hex digits, or for an ETag also `-N`
+/// and S3's double quotes. A plain sum comes back as a single-PUT ETag (no `-N`).
+fn parse_sum(algo: Algo, d: &[u8]) -> Option<ETag> {
+    match algo {
+        Algo::Etag => std::str::from_utf8(d).ok()?.parse().ok(),
+        _ if valid_hex(d) => Digest::from_hex(d).ok().map(ETag::single),
+        _ => None,
+    }
+}
+
+/// A checksum line, parsed.
+struct Parsed {
+    algo: Algo,
+    want: ETag,
+    name: Vec<u8>,
+}
+
+/// The tags of BSD-style lines, longest first where one is a prefix of another.
+const TAGS: &[(&[u8], Algo)] = &[
+    (b"MD5-P16", Algo::Par(16)),
+    (b"MD5-P4", Algo::Par(4)),
+    (b"MD5-P8", Algo::Par(8)),
+    (b"MD5", Algo::Md5),
+    (b"ETAG", Algo::Etag),
+];
+
+/// `TAG (` has been read; `s` is the rest: `NAME) = SUM`.
+fn bsd_split(s: &[u8], escaped: bool, algo: Algo) -> Option<Parsed> {
     if s.is_empty() {
         return None;
     }
@@ -107,15 +146,13 @@ fn bsd_split(s: &[u8], escaped: bool) -> Option<([u8; 32], Vec<u8>)> {
     while white(at(s, i)) {
         i += 1;
     }
-    let d = &s[i.min(s.len())..];
-    if !valid_hex(d) {
-        return None;
-    }
-    Some((d.try_into().ok()?, name))
+    let want = parse_sum(algo, &s[i.min(s.len())..])?;
+    Some(Parsed { algo, want, name })
 }
 
-/// Split one line (newline and CR removed) into digest and file name.
-fn split_line(s: &[u8]) -> Option<([u8; 32], Vec<u8>)> {
+/// Split one line (newline and CR removed) into sum and file name; untagged lines hold
+/// an `algo` sum.
+fn split_line(s: &[u8], algo: Algo) -> Option<Parsed> {
     let len = s.len();
     let mut i = 0;
     while white(at(s, i)) {
@@ -126,14 +163,21 @@ fn split_line(s: &[u8]) -> Option<([u8; 32], Vec<u8>)> {
         i += 1;
         escaped = true;
     }
-    if s[i.min(len)..].starts_with(b"MD5") {
-        i += 3;
+    let rest = &s[i.min(len)..];
+    let tagged = TAGS
+        .iter()
+        .find(|(t, _)| rest.starts_with(t) && matches!(rest.get(t.len()), Some(b' ' | b'(')));
+    if let Some(&(t, tag_algo)) = tagged {
+        i += t.len();
         if at(s, i) == b' ' {
             i += 1;
         }
         if at(s, i) == b'(' {
-            return bsd_split(&s[i + 1..], escaped);
+            return bsd_split(&s[i + 1..], escaped, tag_algo);
         }
+        return None;
+    }
+    if rest.starts_with(b"MD5") || rest.starts_with(b"ETAG") {
         return None;
     }
     // Long enough for 32 hex digits, a blank and a one-character name.
@@ -149,9 +193,7 @@ fn split_line(s: &[u8]) -> Option<([u8; 32], Vec<u8>)> {
     }
     let digest = &s[d0..i];
     i += 1;
-    if !valid_hex(digest) {
-        return None;
-    }
+    let want = parse_sum(algo, digest)?;
     let c = at(s, i);
     if len - i == 1 || (c != b' ' && c != b'*') {
         if BSD_REVERSED.load(Ordering::Relaxed) == 0 {
@@ -163,7 +205,34 @@ fn split_line(s: &[u8]) -> Option<([u8; 32], Vec<u8>)> {
         i += 1;
     }
     let name = name_of(&s[i.min(len)..], escaped)?;
-    Some((digest.try_into().ok()?, name))
+    Some(Parsed { algo, want, name })
+}
+
+/// What to compute to check a line's sum.
+fn line_mode(algo: Algo, want: &ETag, o: &Opts) -> Mode {
+    match algo {
+        Algo::Md5 => Mode::Md5,
+        Algo::Par(k) => Mode::Par(k),
+        // The line's form says whether the upload was multipart; an explicit
+        // --threshold is honoured.
+        Algo::Etag => match (want.parts(), o.part_size) {
+            (None, _) => match o.threshold {
+                None => Mode::Md5,
+                Some(threshold) => Mode::Etag {
+                    part_size: o.part_size.unwrap_or(DEFAULT_PART_SIZE),
+                    threshold,
+                },
+            },
+            (Some(_), Some(part_size)) => Mode::Etag {
+                part_size,
+                threshold: o.threshold.unwrap_or(0),
+            },
+            (Some(_), None) => Mode::Search {
+                target: *want,
+                threshold: o.threshold.unwrap_or(0),
+            },
+        },
+    }
 }
 
 enum Event {
@@ -171,7 +240,8 @@ enum Event {
     Bad(Option<Vec<u8>>),
     Verify {
         name: Vec<u8>,
-        hex: [u8; 32],
+        algo: Algo,
+        want: ETag,
     },
 }
 
@@ -225,20 +295,26 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
         if l.is_empty() {
             continue;
         }
-        match split_line(l) {
-            Some((hex, name)) if !(is_stdin && name == b"-") => {
-                inputs.push(Some(if name == b"-" {
+        match split_line(l, o.algo) {
+            Some(Parsed { algo, want, name }) if !(is_stdin && name == b"-") => {
+                let input = if name == b"-" {
                     Input::Stdin
                 } else {
                     Input::File(PathBuf::from(std::ffi::OsStr::from_bytes(&name)))
-                }));
-                events.push(Event::Verify { name, hex });
+                };
+                let mode = line_mode(algo, &want, o);
+                inputs.push(Some(Job { input, mode }));
+                events.push(Event::Verify { name, algo, want });
             }
             _ => {
                 let warning = o.warn.then(|| {
                     let mut m = ctx.q(shown);
                     m.extend_from_slice(
-                        format!(": {lineno}: improperly formatted MD5 checksum line").as_bytes(),
+                        format!(
+                            ": {lineno}: improperly formatted {} checksum line",
+                            o.algo.tag()
+                        )
+                        .as_bytes(),
                     );
                     m
                 });
@@ -271,7 +347,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                         }
                         Flow::Go
                     }
-                    Event::Verify { name, hex } => {
+                    Event::Verify { name, algo, want } => {
                         properly = true;
                         // md5sum 9.1 escapes a name in check output only when it has a newline.
                         let esc = !o.status && name.contains(&b'\n');
@@ -282,8 +358,8 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                         push_name(&mut line, &name, esc);
                         match res {
                             Some(Ok(d)) => {
-                                let good =
-                                    d.to_hex().as_str().as_bytes().eq_ignore_ascii_case(&hex);
+                                let good = d.digest == want.digest()
+                                    && (algo != Algo::Etag || d.parts == want.parts());
                                 if good {
                                     matched = true;
                                 } else {
@@ -292,11 +368,19 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                                 if o.status || (good && o.quiet) {
                                     return Flow::Go;
                                 }
-                                line.extend_from_slice(if good {
-                                    b": OK\n"
+                                if !good {
+                                    line.extend_from_slice(b": FAILED\n");
+                                } else if d.parts == Some(1) && d.part_size.is_some() {
+                                    // Any part size at least the file's size gives this
+                                    // ETag: there is no one size to name.
+                                    line.extend_from_slice(b": OK (one part)\n");
+                                } else if let Some(p) = d.part_size {
+                                    line.extend_from_slice(
+                                        format!(": OK (part size {})\n", show_size(p)).as_bytes(),
+                                    );
                                 } else {
-                                    b": FAILED\n"
-                                });
+                                    line.extend_from_slice(b": OK\n");
+                                }
                                 ctx.out.write(&line)
                             }
                             Some(Err(e))

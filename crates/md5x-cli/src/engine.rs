@@ -15,8 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
+use md5x::chains::{self, ETag, Etag, EtagError, ParMd5};
 use md5x::{Digest, Md5};
 
+use crate::algo::part_size_candidates;
 use crate::progress::Progress;
 
 /// A file smaller than this is read whole and hashed as one message (batchable).
@@ -39,8 +41,70 @@ pub enum Input {
     File(PathBuf),
 }
 
+/// What to compute for one input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Md5,
+    /// MD5-P(K).
+    Par(usize),
+    /// The S3 ETag with these settings. A part size outside S3's limits is an error
+    /// only for inputs at or above the threshold (smaller ones are a single PUT).
+    Etag {
+        part_size: u64,
+        threshold: u64,
+    },
+    /// Check mode: the multipart ETag `target`, part size unknown: try the part sizes
+    /// that give its part count ([`part_size_candidates`]).
+    Search {
+        target: ETag,
+        threshold: u64,
+    },
+}
+
+/// One input and what to compute for it.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub input: Input,
+    pub mode: Mode,
+}
+
+/// What hashing an input gave: a digest, with a part count for a multipart ETag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sum {
+    pub digest: Digest,
+    pub parts: Option<u32>,
+    /// [`Mode::Search`]: the part size that matched (`parts` is `None` when none did).
+    pub part_size: Option<u64>,
+}
+
+impl Sum {
+    pub fn md5(digest: Digest) -> Self {
+        Sum {
+            digest,
+            parts: None,
+            part_size: None,
+        }
+    }
+
+    pub fn etag(t: ETag) -> Self {
+        Sum {
+            digest: t.digest(),
+            parts: t.parts(),
+            part_size: None,
+        }
+    }
+
+    /// Append `hex` or `hex-N`.
+    pub fn push_hex(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.digest.to_hex().as_str().as_bytes());
+        if let Some(n) = self.parts {
+            out.extend_from_slice(format!("-{n}").as_bytes());
+        }
+    }
+}
+
 /// The result of hashing one input.
-pub type Hashed = io::Result<Digest>;
+pub type Hashed = io::Result<Sum>;
 
 /// Tell the sink to go on, or to stop the whole run (e.g. stdout is gone).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -66,37 +130,240 @@ fn ebadf() -> io::Error {
 }
 
 /// Hash standard input (in the calling thread: it must be read in order).
-pub fn hash_stdin(cfg: &Config) -> Hashed {
+pub fn hash_stdin(cfg: &Config, mode: Mode) -> Hashed {
     READ_STDIN.store(true, Ordering::Relaxed);
     if STDIN_CLOSED.load(Ordering::Relaxed) {
         return Err(ebadf());
     }
     let stdin = io::stdin();
     let mut lock = stdin.lock();
-    let mut h = Md5::new();
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        match lock.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                h.update(&buf[..n]);
-                if let Some(p) = &cfg.progress {
-                    p.add_bytes(n as u64);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+    hash_stream(&mut lock, mode, cfg)
+}
+
+/// A hasher that takes the input in order.
+trait Feed {
+    fn feed(&mut self, data: &[u8]);
+}
+
+impl Feed for Md5 {
+    fn feed(&mut self, data: &[u8]) {
+        self.update(data);
+    }
+}
+
+impl Feed for ParMd5 {
+    fn feed(&mut self, data: &[u8]) {
+        self.update(data);
+    }
+}
+
+impl Feed for Etag {
+    fn feed(&mut self, data: &[u8]) {
+        self.update(data);
+    }
+}
+
+impl<T: Feed> Feed for Vec<T> {
+    fn feed(&mut self, data: &[u8]) {
+        for h in self.iter_mut() {
+            h.feed(data);
         }
     }
-    Ok(h.finalize())
+}
+
+/// A streaming ETag whose part size may be outside S3's limits: then the input is
+/// fine as long as it stays below the threshold (a single PUT: its MD5), and an error
+/// once it reaches it.
+enum EtagStream {
+    Valid(Etag),
+    Single {
+        md5: Md5,
+        threshold: u64,
+        err: EtagError,
+    },
+}
+
+impl EtagStream {
+    fn new(part_size: u64, threshold: u64) -> Self {
+        match Etag::new(part_size, threshold) {
+            Ok(e) => EtagStream::Valid(e),
+            Err(err) => EtagStream::Single {
+                md5: Md5::new(),
+                threshold,
+                err,
+            },
+        }
+    }
+
+    fn finalize(&self) -> io::Result<ETag> {
+        match self {
+            EtagStream::Valid(e) => e.finalize().map_err(invalid),
+            EtagStream::Single { md5, threshold, .. } if md5.len() < *threshold => {
+                Ok(ETag::single(md5.finalize()))
+            }
+            EtagStream::Single { err, .. } => Err(invalid(*err)),
+        }
+    }
+}
+
+impl Feed for EtagStream {
+    fn feed(&mut self, data: &[u8]) {
+        match self {
+            EtagStream::Valid(e) => e.update(data),
+            EtagStream::Single { md5, threshold, .. } => {
+                // Past the threshold the result is an error: stop hashing.
+                if md5.len() < *threshold {
+                    md5.update(data);
+                }
+            }
+        }
+    }
+}
+
+/// An S3 settings error, as the library's `etag_file` reports it.
+fn invalid(e: EtagError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+/// The sum of a stream (standard input, a pipe, a FIFO), read once, in order.
+fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
+    match mode {
+        Mode::Md5 => {
+            let mut h = Md5::new();
+            stream(r, &mut h, cfg)?;
+            Ok(Sum::md5(h.finalize()))
+        }
+        Mode::Par(k) => {
+            let mut h = ParMd5::new(k).map_err(io::Error::other)?;
+            stream(r, &mut h, cfg)?;
+            Ok(Sum::md5(h.finalize()))
+        }
+        Mode::Etag {
+            part_size,
+            threshold,
+        } => {
+            let mut h = EtagStream::new(part_size, threshold);
+            stream(r, &mut h, cfg)?;
+            h.finalize().map(Sum::etag)
+        }
+        Mode::Search { target, threshold } => {
+            // The size is known only at the end: run the common part sizes side by
+            // side, then keep those that give the target's part count.
+            let sizes: Vec<u64> = crate::algo::COMMON_PART_SIZES.to_vec();
+            let mut hs: Vec<Etag> = sizes
+                .iter()
+                .filter_map(|&p| Etag::new(p, threshold).ok())
+                .collect();
+            stream(r, &mut hs, cfg)?;
+            let mut seen_one_part = false;
+            for (h, p) in hs.iter().zip(sizes) {
+                let Ok(t) = h.finalize() else { continue };
+                if t.parts() == Some(1) {
+                    // Every part size gives the same one-part ETag: report the first.
+                    if seen_one_part {
+                        continue;
+                    }
+                    seen_one_part = true;
+                }
+                if t == target {
+                    return Ok(Sum {
+                        part_size: Some(p),
+                        ..Sum::etag(t)
+                    });
+                }
+            }
+            Ok(no_match(target))
+        }
+    }
+}
+
+/// A search that found no part size: a sum that matches nothing.
+fn no_match(target: ETag) -> Sum {
+    Sum::md5(target.digest())
+}
+
+/// The sum of a file other than a plain MD5 (which [`read_file`] does, batched).
+/// Regular files are hashed where they lie; other files (FIFOs, devices) as streams.
+/// `threads` is for `etag_file`'s parallel reads.
+fn hash_path(path: &PathBuf, mode: Mode, cfg: &Config, solo: bool, threads: usize) -> Hashed {
+    let mut f = File::open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return hash_stream(&mut f, mode, cfg);
+    }
+    let size = meta.len();
+    let pipelined = solo && size >= PIPELINE_MIN && cfg.jobs >= 2;
+    let add = |n: u64| {
+        if let Some(p) = &cfg.progress {
+            p.add_bytes(n);
+        }
+    };
+    match mode {
+        Mode::Md5 => {
+            let mut h = Md5::new();
+            stream_file(f, &mut h, cfg, pipelined)?;
+            Ok(Sum::md5(h.finalize()))
+        }
+        Mode::Par(k) => {
+            let mut h = ParMd5::new(k).map_err(io::Error::other)?;
+            stream_file(f, &mut h, cfg, pipelined)?;
+            Ok(Sum::md5(h.finalize()))
+        }
+        Mode::Etag {
+            part_size,
+            threshold,
+        } => {
+            if size < threshold {
+                // A single PUT (unless the file grows while read: the streaming ETag
+                // then does what its final size says).
+                let mut h = EtagStream::new(part_size, threshold);
+                stream_file(f, &mut h, cfg, pipelined)?;
+                return h.finalize().map(Sum::etag);
+            }
+            drop(f);
+            let t = chains::etag_file(path, part_size, threshold, threads)?;
+            add(size);
+            Ok(Sum::etag(t))
+        }
+        Mode::Search { target, threshold } => {
+            drop(f);
+            let Some(n) = target.parts() else {
+                return Ok(no_match(target));
+            };
+            if size < threshold {
+                return Ok(no_match(target));
+            }
+            for p in part_size_candidates(size, n) {
+                let t = chains::etag_file(path, p, threshold, threads)?;
+                if t == target {
+                    add(size);
+                    return Ok(Sum {
+                        part_size: Some(p),
+                        ..Sum::etag(t)
+                    });
+                }
+            }
+            add(size);
+            Ok(no_match(target))
+        }
+    }
+}
+
+/// Stream a file into `h`, read on a helper thread when `pipelined`.
+fn stream_file<H: Feed>(mut f: File, h: &mut H, cfg: &Config, pipelined: bool) -> io::Result<()> {
+    if pipelined {
+        stream_pipelined(f, h, cfg)
+    } else {
+        stream(&mut f, h, cfg)
+    }
 }
 
 /// How one file came out of [`read_file`].
 enum Read1 {
     /// Whole content, in the arena at this range.
     Small(Range<usize>),
-    /// Too big for the arena: already hashed by streaming.
-    Done(Digest),
+    /// Too big for the arena (or not a plain MD5): already hashed.
+    Done(Sum),
 }
 
 /// A worker's reusable read buffer for a batch of small files. Its bytes stay
@@ -165,10 +432,10 @@ fn read_file(path: &PathBuf, arena: &mut Arena, cfg: &Config, solo: bool) -> io:
     } else {
         stream(&mut f, &mut h, cfg)?;
     }
-    Ok(Read1::Done(h.finalize()))
+    Ok(Read1::Done(Sum::md5(h.finalize())))
 }
 
-fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_full<R: Read>(f: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match f.read(&mut buf[got..]) {
@@ -181,14 +448,14 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-fn stream(f: &mut File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
+fn stream<R: Read, H: Feed>(f: &mut R, h: &mut H, cfg: &Config) -> io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
     loop {
         let n = read_full(f, &mut buf)?;
         if n == 0 {
             return Ok(());
         }
-        h.update(&buf[..n]);
+        h.feed(&buf[..n]);
         if let Some(p) = &cfg.progress {
             p.add_bytes(n as u64);
         }
@@ -196,7 +463,7 @@ fn stream(f: &mut File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
 }
 
 /// Read on a helper thread into a small ring of buffers while this thread hashes.
-fn stream_pipelined(mut f: File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
+fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result<()> {
     const BUFS: usize = 3;
     let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(BUFS);
     let (empty_tx, empty_rx) = mpsc::sync_channel::<Vec<u8>>(BUFS);
@@ -222,7 +489,7 @@ fn stream_pipelined(mut f: File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
         });
         while let Ok(msg) = full_rx.recv() {
             let (buf, n) = msg?;
-            h.update(&buf[..n]);
+            h.feed(&buf[..n]);
             if let Some(p) = &cfg.progress {
                 p.add_bytes(n as u64);
             }
@@ -233,18 +500,28 @@ fn stream_pipelined(mut f: File, h: &mut Md5, cfg: &Config) -> io::Result<()> {
 }
 
 /// Hash the files of `inputs[range]`: small ones batched, big ones streamed.
+/// `threads`: how many threads one file may use (`etag_file`).
 fn hash_range(
-    inputs: &[Option<Input>],
+    inputs: &[Option<Job>],
     range: Range<usize>,
     cfg: &Config,
     solo: bool,
+    threads: usize,
     arena: &mut Arena,
 ) -> Vec<(usize, Hashed)> {
     arena.used = 0;
     let mut got: Vec<(usize, io::Result<Read1>)> = Vec::with_capacity(range.len());
     for i in range {
-        if let Some(Input::File(p)) = &inputs[i] {
-            got.push((i, read_file(p, arena, cfg, solo)));
+        if let Some(Job {
+            input: Input::File(p),
+            mode,
+        }) = &inputs[i]
+        {
+            let r = match mode {
+                Mode::Md5 => read_file(p, arena, cfg, solo),
+                _ => hash_path(p, *mode, cfg, solo, threads).map(Read1::Done),
+            };
+            got.push((i, r));
             if let Some(pr) = &cfg.progress {
                 pr.add_file();
             }
@@ -263,6 +540,7 @@ fn hash_range(
             let h = match r {
                 Ok(Read1::Small(_)) => digests
                     .next()
+                    .map(Sum::md5)
                     .ok_or_else(|| io::Error::other("internal error: batch size")),
                 Ok(Read1::Done(d)) => Ok(d),
                 Err(e) => Err(e),
@@ -280,14 +558,22 @@ fn hash_range(
 /// `before_wait` runs whenever the caller is about to block for a result (flush output).
 pub fn run<P>(
     cfg: &Config,
-    inputs: Vec<Option<Input>>,
+    inputs: Vec<Option<Job>>,
     payloads: Vec<P>,
     mut sink: impl FnMut(P, Option<Hashed>) -> Flow,
     mut before_wait: impl FnMut(),
 ) -> Flow {
     let n_files = inputs
         .iter()
-        .filter(|i| matches!(i, Some(Input::File(_))))
+        .filter(|i| {
+            matches!(
+                i,
+                Some(Job {
+                    input: Input::File(_),
+                    ..
+                })
+            )
+        })
         .count();
     let jobs = cfg.jobs.max(1);
     if jobs == 1 || n_files <= 1 {
@@ -297,8 +583,12 @@ pub fn run<P>(
         let mut payloads = payloads.into_iter();
         let mut i = 0;
         while i < len {
-            if let Some(Input::Stdin) = &inputs[i] {
-                let r = hash_stdin(cfg);
+            if let Some(Job {
+                input: Input::Stdin,
+                mode,
+            }) = &inputs[i]
+            {
+                let r = hash_stdin(cfg, *mode);
                 if payloads.next().map(|p| sink(p, Some(r))) == Some(Flow::Stop) {
                     return Flow::Stop;
                 }
@@ -306,10 +596,12 @@ pub fn run<P>(
                 continue;
             }
             let mut j = i;
-            while j < len && j - i < 32 && !matches!(inputs[j], Some(Input::Stdin)) {
+            while j < len && j - i < 32 && !is_stdin(&inputs[j]) {
                 j += 1;
             }
-            let mut res = hash_range(&inputs, i..j, cfg, n_files <= 1, &mut arena)
+            let solo = n_files <= 1;
+            let threads = if solo { jobs } else { 1 };
+            let mut res = hash_range(&inputs, i..j, cfg, solo, threads, &mut arena)
                 .into_iter()
                 .peekable();
             for k in i..j {
@@ -327,6 +619,7 @@ pub fn run<P>(
     }
 
     let workers = jobs.min(n_files);
+    let threads = (jobs / workers).max(1);
     let len = inputs.len();
     // Batches small enough that every worker gets many of them.
     let batch = (len / (workers * 8)).clamp(1, 32);
@@ -349,7 +642,7 @@ pub fn run<P>(
                         break;
                     }
                     let b = (a + batch).min(len);
-                    let res = hash_range(inputs, a..b, cfg, false, &mut arena);
+                    let res = hash_range(inputs, a..b, cfg, false, threads, &mut arena);
                     if tx.send(res).is_err() {
                         break;
                     }
@@ -363,8 +656,14 @@ pub fn run<P>(
         for (i, p) in payloads.into_iter().enumerate() {
             let r = match &inputs[i] {
                 None => None,
-                Some(Input::Stdin) => Some(hash_stdin(cfg)),
-                Some(Input::File(_)) => loop {
+                Some(Job {
+                    input: Input::Stdin,
+                    mode,
+                }) => Some(hash_stdin(cfg, *mode)),
+                Some(Job {
+                    input: Input::File(_),
+                    ..
+                }) => loop {
                     if let Some(r) = slots[i].take() {
                         break Some(r);
                     }
@@ -394,4 +693,14 @@ pub fn run<P>(
         drop(rx);
         flow
     })
+}
+
+fn is_stdin(j: &Option<Job>) -> bool {
+    matches!(
+        j,
+        Some(Job {
+            input: Input::Stdin,
+            ..
+        })
+    )
 }

@@ -1,6 +1,8 @@
 //! `md5x`: a byte-exact drop-in for GNU `md5sum` (coreutils 9.x) that hashes many files
-//! at once, plus `-j`, `-r`, a progress bar, `--backend` and `--speed`.
+//! at once, plus `-j`, `-r`, a progress bar, `--backend` and `--speed`, and two other
+//! sums over standard MD5: MD5-P(K) (`-a md5-p8`) and the S3 multipart ETag (`--etag`).
 
+mod algo;
 mod args;
 mod check;
 mod engine;
@@ -17,8 +19,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use algo::Algo;
 use args::{Item, Opt};
-use engine::{Config, Flow, Input};
+use engine::{Config, Flow, Input, Job, Mode};
 use progress::Progress;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -179,6 +182,12 @@ struct Settings {
     progress: Option<bool>,
     backend: Option<OsString>,
     speed: bool,
+    algo: Algo,
+    etag: bool,
+    part_size: Option<u64>,
+    threshold: Option<u64>,
+    /// The first of --part-size and --threshold given, for the error without --etag.
+    etag_opt: Option<&'static str>,
 }
 
 fn usage_fail(prog: &[u8], msg: Option<&[u8]>) -> ! {
@@ -249,6 +258,26 @@ md5x extensions:
       --no-mmap         accepted for compatibility; md5x always uses reads
       --backend=NAME    force an MD5 kernel (as MD5X_BACKEND does)
       --speed           measure every kernel this CPU runs, and exit
+  -a, --algorithm=NAME  md5 (default), md5-p4, md5-p8 or md5-p16 (any case):
+                          MD5-P(K), K interleaved MD5 chains hashed again;
+                          not an MD5 of the file (tag MD5-P4, MD5-P8, ...)
+      --etag            print the S3 ETag of each file: its MD5 below the
+                          multipart threshold, else hex-N for N parts
+      --part-size=SIZE  ETag part size (default 8MiB, as the AWS CLI)
+      --threshold=SIZE  ETag multipart threshold (default 8MiB)
+                        SIZE is bytes, with an optional suffix (any case):
+                          KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024,
+                          as the AWS CLI reads K, M, G, T), KB, MB, GB, TB
+                          (powers of 1000); S3 takes parts of 5MiB to 5GiB,
+                          10000 at most: other settings are an error for a
+                          file at or above the threshold, never an ETag
+                        With -c, lines tagged MD5-P4/8/16 or ETAG are checked
+                          as such whatever -a says; untagged lines use -a or
+                          --etag.  An ETag hex-N checked without --part-size
+                          is tried with each part size that gives N parts
+                          (common sizes first, then whole MiB, at most 64):
+                          the file may be read several times (standard
+                          input is read once, for the common sizes only)
 
       --help        display this help and exit
       --version     output version information and exit
@@ -289,6 +318,11 @@ fn main() {
         progress: None,
         backend: None,
         speed: false,
+        algo: Algo::Md5,
+        etag: false,
+        part_size: None,
+        threshold: None,
+        etag_opt: None,
     };
     let mut operands: Vec<OsString> = Vec::new();
     for item in args::parse(&argv) {
@@ -337,11 +371,50 @@ fn main() {
             Opt::NoMmap => {}
             Opt::Backend => s.backend = val,
             Opt::Speed => s.speed = true,
+            Opt::Algorithm => {
+                let v = val.unwrap_or_default();
+                match algo::parse_algorithm(v.as_bytes()) {
+                    Some(a) => s.algo = a,
+                    None => {
+                        // As GNU's argmatch words it (cksum -a).
+                        let mut m = b"invalid argument ".to_vec();
+                        m.extend_from_slice(&quote::quote_arg(v.as_bytes(), locale_is_utf8()));
+                        m.extend_from_slice(b" for '--algorithm'\nValid arguments are:");
+                        for (name, _) in algo::ALGORITHMS {
+                            m.extend_from_slice(format!("\n  - '{name}'").as_bytes());
+                        }
+                        usage_fail(&prog, Some(&m));
+                    }
+                }
+            }
+            Opt::Etag => s.etag = true,
+            Opt::PartSize | Opt::Threshold => {
+                let v = val.unwrap_or_default();
+                let (what, name) = if opt == Opt::PartSize {
+                    ("part size", "--part-size")
+                } else {
+                    ("threshold", "--threshold")
+                };
+                match algo::parse_size(v.as_bytes()) {
+                    Some(n) if opt == Opt::PartSize => s.part_size = Some(n),
+                    Some(n) => s.threshold = Some(n),
+                    None => {
+                        let mut m = format!("invalid {what}: ").into_bytes();
+                        m.extend_from_slice(&quote::quote_arg(v.as_bytes(), locale_is_utf8()));
+                        m.extend_from_slice(
+                            b" (a positive number of bytes, with an optional suffix: \
+                              K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB, TB)",
+                        );
+                        usage_fail(&prog, Some(&m));
+                    }
+                }
+                s.etag_opt.get_or_insert(name);
+            }
         }
     }
 
     // md5sum's checks, in md5sum's order.
-    let bad = |m: &str| usage_fail(&prog, Some(m.as_bytes()));
+    let bad = |m: &str| -> ! { usage_fail(&prog, Some(m.as_bytes())) };
     if s.tag && s.binary == 0 {
         bad("--tag does not support --text mode");
     }
@@ -368,6 +441,23 @@ fn main() {
     }
     if s.strict && !s.check {
         bad("the --strict option is meaningful only when verifying checksums");
+    }
+    // md5x's.
+    if s.etag && s.algo != Algo::Md5 {
+        bad(&format!(
+            "the --etag option and --algorithm={} are mutually exclusive",
+            s.algo.tag().to_ascii_lowercase()
+        ));
+    }
+    if let Some(name) = s.etag_opt {
+        if !s.etag && !s.check {
+            bad(&format!(
+                "the {name} option is meaningful only with --etag or when verifying checksums"
+            ));
+        }
+    }
+    if s.etag {
+        s.algo = Algo::Etag;
     }
 
     // Which kernel: --backend wins over MD5X_BACKEND; a bad name is an error, never a
@@ -484,6 +574,9 @@ fn s_check(s: &Settings) -> check::Opts {
         quiet: s.quiet,
         strict: s.strict,
         ignore_missing: s.ignore_missing,
+        algo: s.algo,
+        part_size: s.part_size,
+        threshold: s.threshold,
     }
 }
 
@@ -520,17 +613,27 @@ fn hash_mode(
     progress: Option<&Arc<Progress>>,
     forced: bool,
 ) -> (Flow, bool) {
+    use md5x::chains::limits::DEFAULT_PART_SIZE;
+    let mode = match s.algo {
+        Algo::Md5 => Mode::Md5,
+        Algo::Par(k) => Mode::Par(k),
+        Algo::Etag => Mode::Etag {
+            part_size: s.part_size.unwrap_or(DEFAULT_PART_SIZE),
+            threshold: s.threshold.unwrap_or(DEFAULT_PART_SIZE),
+        },
+    };
+    let job = |input: Input| Some(Job { input, mode });
     let mut inputs = Vec::with_capacity(operands.len());
     let mut tasks = Vec::with_capacity(operands.len());
     for op in operands {
         let b = op.as_bytes();
         if b == b"-" {
-            inputs.push(Some(Input::Stdin));
+            inputs.push(job(Input::Stdin));
             tasks.push(Task::Hash(b.to_vec()));
         } else if s.recursive && std::fs::metadata(op).is_ok_and(|m| m.is_dir()) {
             walk::walk(b, s.deref, &mut |entry| match entry {
                 walk::Entry::File(name) => {
-                    inputs.push(Some(Input::File(PathBuf::from(OsString::from_vec(
+                    inputs.push(job(Input::File(PathBuf::from(OsString::from_vec(
                         name.clone(),
                     )))));
                     tasks.push(Task::Hash(name));
@@ -544,7 +647,7 @@ fn hash_mode(
                 }
             });
         } else {
-            inputs.push(Some(Input::File(PathBuf::from(op))));
+            inputs.push(job(Input::File(PathBuf::from(op))));
             tasks.push(Task::Hash(b.to_vec()));
         }
     }
@@ -554,7 +657,10 @@ fn hash_mode(
         let paths: Vec<PathBuf> = inputs
             .iter()
             .filter_map(|i| match i {
-                Some(Input::File(p)) => Some(p.clone()),
+                Some(Job {
+                    input: Input::File(p),
+                    ..
+                }) => Some(p.clone()),
                 _ => None,
             })
             .collect();
@@ -570,6 +676,7 @@ fn hash_mode(
     let delim = if s.zero { b'\0' } else { b'\n' };
     let binary = s.binary == 1;
     let tag = s.tag;
+    let tag_name = s.algo.tag().as_bytes();
     let mut ok = true;
     let cfg = ctx.cfg.clone();
     let mut line = Vec::with_capacity(256);
@@ -594,12 +701,13 @@ fn hash_mode(
                             line.push(b'\\');
                         }
                         if tag {
-                            line.extend_from_slice(b"MD5 (");
+                            line.extend_from_slice(tag_name);
+                            line.extend_from_slice(b" (");
                             push_name(&mut line, &name, esc);
                             line.extend_from_slice(b") = ");
-                            line.extend_from_slice(d.to_hex().as_str().as_bytes());
+                            d.push_hex(&mut line);
                         } else {
-                            line.extend_from_slice(d.to_hex().as_str().as_bytes());
+                            d.push_hex(&mut line);
                             line.push(b' ');
                             line.push(if binary { b'*' } else { b' ' });
                             push_name(&mut line, &name, esc);

@@ -100,6 +100,20 @@ fn letter_escape(b: u8) -> Option<u8> {
     })
 }
 
+/// Quote an option's value for a diagnostic, always in quotes (as GNU's `quote` does
+/// in the C locale): `'5XB'`; what [`quotef`] would escape is escaped the same way.
+pub fn quote_arg(value: &[u8], utf8: bool) -> Vec<u8> {
+    let q = quotef(value, utf8);
+    if matches!(q.first(), Some(b'\'' | b'"')) {
+        return q;
+    }
+    let mut out = Vec::with_capacity(q.len() + 2);
+    out.push(b'\'');
+    out.extend_from_slice(&q);
+    out.push(b'\'');
+    out
+}
+
 /// Quote `name` for a diagnostic. `utf8`: whether the locale's character set is UTF-8.
 pub fn quotef(name: &[u8], utf8: bool) -> Vec<u8> {
     let us = units(name, utf8);

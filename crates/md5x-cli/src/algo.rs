@@ -1,0 +1,228 @@
+//! md5x's other sums: `-a md5-pK` (MD5-P(K), see docs/modes.md) and `--etag` (the S3
+//! multipart ETag), with the parsing of their option values and the part sizes that
+//! check mode tries for an ETag whose part size is unknown.
+
+use md5x::chains::{limits, part_count};
+
+/// What a run computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algo {
+    Md5,
+    /// MD5-P(K), K = 4, 8 or 16.
+    Par(usize),
+    Etag,
+}
+
+impl Algo {
+    /// The tag of BSD-style lines (`--tag`), also the name in messages.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Algo::Md5 => "MD5",
+            Algo::Par(4) => "MD5-P4",
+            Algo::Par(8) => "MD5-P8",
+            Algo::Par(_) => "MD5-P16",
+            Algo::Etag => "ETAG",
+        }
+    }
+}
+
+/// The names `-a` accepts (any case), in the order `--help` and errors list them.
+pub const ALGORITHMS: &[(&str, Algo)] = &[
+    ("md5", Algo::Md5),
+    ("md5-p4", Algo::Par(4)),
+    ("md5-p8", Algo::Par(8)),
+    ("md5-p16", Algo::Par(16)),
+];
+
+/// `-a NAME`, case-insensitive.
+pub fn parse_algorithm(name: &[u8]) -> Option<Algo> {
+    ALGORITHMS
+        .iter()
+        .find(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name))
+        .map(|&(_, a)| a)
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A size for `--part-size` / `--threshold`: a positive whole number of bytes, with an
+/// optional suffix (any case): K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024, as
+/// the AWS CLI reads K, M, G, T), or KB, MB, GB, TB (powers of 1000). Zero, overflow
+/// and anything else are `None`.
+pub fn parse_size(s: &[u8]) -> Option<u64> {
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let (num, suffix) = s.split_at(digits);
+    let n: u64 = std::str::from_utf8(num).ok()?.parse().ok()?;
+    let suffix = suffix.to_ascii_lowercase();
+    let mult: u64 = match &suffix[..] {
+        b"" => 1,
+        b"k" | b"kib" => KIB,
+        b"m" | b"mib" => MIB,
+        b"g" | b"gib" => GIB,
+        b"t" | b"tib" => 1 << 40,
+        b"kb" => 1_000,
+        b"mb" => 1_000_000,
+        b"gb" => 1_000_000_000,
+        b"tb" => 1_000_000_000_000,
+        _ => return None,
+    };
+    n.checked_mul(mult).filter(|&v| v > 0)
+}
+
+/// A size as people write it: `16 MiB`, `1 GiB`, `300 KiB`, `5000001 bytes`.
+pub fn show_size(n: u64) -> String {
+    for (unit, name) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if n >= unit && n.is_multiple_of(unit) {
+            return format!("{} {name}", n / unit);
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// Part sizes that uploads commonly use (tools' defaults and round numbers), tried
+/// first when the part size of an ETag is unknown.
+pub const COMMON_PART_SIZES: [u64; 11] = [
+    5 * MIB,
+    8 * MIB,
+    15 * MIB,
+    16 * MIB,
+    32 * MIB,
+    64 * MIB,
+    100 * MIB,
+    128 * MIB,
+    256 * MIB,
+    512 * MIB,
+    GIB,
+];
+
+/// The most part sizes check mode tries for one ETag (each one hashes the file).
+pub const MAX_CANDIDATES: usize = 64;
+
+/// The part sizes to try for a multipart ETag of `parts` parts over `size` bytes:
+/// those S3 accepts that cut `size` into exactly `parts` parts, the common ones first,
+/// then every other whole number of MiB in increasing order, at most
+/// [`MAX_CANDIDATES`]. One part is the MD5 of the file's MD5 whatever the part size,
+/// so then a single candidate is enough.
+pub fn part_size_candidates(size: u64, parts: u32) -> Vec<u64> {
+    let n = u64::from(parts);
+    let fits = |p: u64| {
+        (limits::MIN_PART_SIZE..=limits::MAX_PART_SIZE).contains(&p)
+            && part_count(size, p, 0) == Some(n)
+    };
+    let mut out: Vec<u64> = COMMON_PART_SIZES
+        .iter()
+        .copied()
+        .filter(|&p| fits(p))
+        .collect();
+    if n <= 1 {
+        out.truncate(1);
+        if out.is_empty() && fits(size.div_ceil(MIB) * MIB) {
+            out.push(size.div_ceil(MIB) * MIB);
+        }
+        return out;
+    }
+    // N parts of p bytes: (N - 1) * p < size <= N * p.
+    let mut m = size
+        .div_ceil(n.saturating_mul(MIB))
+        .max(limits::MIN_PART_SIZE / MIB);
+    while out.len() < MAX_CANDIDATES {
+        let p = m.saturating_mul(MIB);
+        if p > limits::MAX_PART_SIZE || (n - 1).saturating_mul(p) >= size {
+            break;
+        }
+        if fits(p) && !out.contains(&p) {
+            out.push(p);
+        }
+        m += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size(b"16777216"), Some(16 << 20));
+        assert_eq!(parse_size(b"8MiB"), Some(8 << 20));
+        assert_eq!(parse_size(b"8mib"), Some(8 << 20));
+        assert_eq!(parse_size(b"8M"), Some(8 << 20));
+        assert_eq!(parse_size(b"8m"), Some(8 << 20));
+        assert_eq!(parse_size(b"8MB"), Some(8_000_000));
+        assert_eq!(parse_size(b"1k"), Some(1024));
+        assert_eq!(parse_size(b"1KB"), Some(1000));
+        assert_eq!(parse_size(b"5GiB"), Some(5 << 30));
+        assert_eq!(parse_size(b"2T"), Some(2 << 40));
+        assert_eq!(parse_size(b"3tb"), Some(3_000_000_000_000));
+        for bad in [
+            &b""[..],
+            b"0",
+            b"0MiB",
+            b"5XB",
+            b"MiB",
+            b"-5",
+            b"+5",
+            b" 5",
+            b"5 MiB",
+            b"1.5MiB",
+            b"5B",
+            b"5Mi",
+            b"5iB",
+            b"18446744073709551616",
+            b"99999999999999999999999",
+            b"17179869184GiB",
+            b"5\xffM",
+        ] {
+            assert_eq!(parse_size(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(parse_size(b"18446744073709551615"), Some(u64::MAX));
+    }
+
+    #[test]
+    fn shown_sizes() {
+        assert_eq!(show_size(16 << 20), "16 MiB");
+        assert_eq!(show_size(1 << 30), "1 GiB");
+        assert_eq!(show_size(1536 << 20), "1536 MiB");
+        assert_eq!(show_size(1000), "1000 bytes");
+        assert_eq!(show_size(3072), "3 KiB");
+    }
+
+    #[test]
+    fn algorithms() {
+        assert_eq!(parse_algorithm(b"MD5-P8"), Some(Algo::Par(8)));
+        assert_eq!(parse_algorithm(b"md5"), Some(Algo::Md5));
+        assert_eq!(parse_algorithm(b"md5-p5"), None);
+        assert_eq!(Algo::Par(16).tag(), "MD5-P16");
+    }
+
+    #[test]
+    fn candidates() {
+        // 17 MiB in 2 parts: 15 and 16 MiB first, then 9..=14 MiB.
+        let c = part_size_candidates(17 * MIB, 2);
+        assert_eq!(&c[..2], &[15 * MIB, 16 * MIB]);
+        let rest: Vec<u64> = (9..=14).map(|m| m * MIB).collect();
+        assert_eq!(&c[2..], &rest[..]);
+        for &p in &c {
+            assert_eq!(part_count(17 * MIB, p, 0), Some(2));
+        }
+        // One part: one candidate, whatever the size.
+        assert_eq!(part_size_candidates(0, 1), vec![5 * MIB]);
+        assert_eq!(part_size_candidates(6 * MIB, 1), vec![8 * MIB]);
+        assert_eq!(part_size_candidates(2000 * MIB, 1), vec![2000 * MIB]);
+        assert!(part_size_candidates(6 * GIB, 1).is_empty());
+        // Impossible counts.
+        assert!(part_size_candidates(10 * MIB, 3).is_empty());
+        assert!(part_size_candidates(0, 2).is_empty());
+        // Bounded.
+        let c = part_size_candidates(8000 * MIB, 2);
+        assert_eq!(c.len(), MAX_CANDIDATES);
+        assert!(c.iter().all(|&p| part_count(8000 * MIB, p, 0) == Some(2)));
+        // The default is found for an AWS CLI upload.
+        assert!(part_size_candidates(17 * MIB, 3).contains(&(8 * MIB)));
+    }
+}

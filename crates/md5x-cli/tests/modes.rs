@@ -1,0 +1,838 @@
+//! md5x's other sums through the binary: `-a md5-p4|md5-p8|md5-p16` (MD5-P(K)) and
+//! `--etag` (the S3 multipart ETag), in hash mode and check mode.
+//!
+//! Results are checked against the test vectors of docs/modes.md (message bytes
+//! `byte[i] = (i * 31) mod 251`) and, when python3 is there, against hashlib running
+//! the definitions of docs/modes.md.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const MD5X: &str = env!("CARGO_BIN_EXE_md5x");
+const MIB: usize = 1 << 20;
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("md5x-modes-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&p);
+        fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i * 31) % 251) as u8).collect()
+}
+
+struct Out {
+    stdout: Vec<u8>,
+    stderr: String,
+    code: Option<i32>,
+}
+
+impl Out {
+    fn out(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// Run md5x (argv[0] "md5x") in `dir` with `args` and `stdin`.
+fn md5x<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Out {
+    let mut child = Command::new(MD5X)
+        .arg0("md5x")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .env_remove("MD5X_BACKEND")
+        .env_remove("POSIXLY_CORRECT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn md5x");
+    {
+        let mut i = child.stdin.take().unwrap();
+        let _ = i.write_all(stdin);
+    }
+    let o = child.wait_with_output().expect("wait md5x");
+    Out {
+        stdout: o.stdout,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        code: o.status.code(),
+    }
+}
+
+/// The vectors of docs/modes.md: (algorithm, length, result).
+const PAR_VECTORS: &[(&str, usize, &str)] = &[
+    ("md5-p4", 0, "90b83c0fe892d7b4c2bdc38deba7a3cb"),
+    ("md5-p4", 1, "e42af369073d2b7521752c4f64b29405"),
+    ("md5-p4", 64, "2c58a4dd09645db101182ab73dcc9319"),
+    ("md5-p4", 257, "b926388abfd9a228c37bee6dc44db185"),
+    ("md5-p4", 100000, "7f79acb57fd784c21c482f111a74819d"),
+    ("md5-p8", 0, "e7dd4330655dc61ec7f53e526532adfa"),
+    ("md5-p8", 65, "3c56d835098a432340f8a36d5e3d485b"),
+    ("md5-p8", 512, "4397987039deae8912fc919910e5e7f1"),
+    ("md5-p8", 100000, "4307127b1572551dbb7645d6de246e9a"),
+    ("md5-p16", 1, "061a219ccb841697e55eb7bcf93fc894"),
+    ("md5-p16", 1024, "abb977c56ecd6b29135b0d85bebf1e80"),
+    ("md5-p16", 1025, "62874bb60150e2edadbdd92daeba1d3c"),
+    ("md5-p16", 100000, "11b233959de382ce218b1dbcb4414abd"),
+];
+
+#[test]
+fn par_vectors_through_the_binary() {
+    let tmp = TempDir::new("parvec");
+    let dir = tmp.path();
+    for &(_, len, _) in PAR_VECTORS {
+        fs::write(dir.join(format!("v{len}")), pattern(len)).unwrap();
+    }
+    for jobs in ["-j1", "-j4"] {
+        for &(algo, len, want) in PAR_VECTORS {
+            let name = format!("v{len}");
+            // File operand, any case of the name, and standard input.
+            for a in [algo.to_string(), algo.to_ascii_uppercase()] {
+                let o = md5x(dir, &[jobs, "-a", &a, &name], b"");
+                assert_eq!(o.code, Some(0), "{algo} {len}: {}", o.stderr);
+                assert_eq!(o.out(), format!("{want}  {name}\n"), "{algo} {len}");
+            }
+            let o = md5x(dir, &[jobs, &format!("--algorithm={algo}")], &pattern(len));
+            assert_eq!(o.out(), format!("{want}  -\n"), "{algo} {len} stdin");
+            assert_eq!(o.code, Some(0));
+        }
+    }
+    // Many files in one run (workers, batching), in order.
+    let names: Vec<String> = PAR_VECTORS
+        .iter()
+        .filter(|v| v.0 == "md5-p4")
+        .map(|v| format!("v{}", v.1))
+        .collect();
+    let mut args = vec!["-j3".to_string(), "-a".into(), "md5-p4".into()];
+    args.extend(names.iter().cloned());
+    let o = md5x(dir, &args, b"");
+    let want: String = PAR_VECTORS
+        .iter()
+        .filter(|v| v.0 == "md5-p4")
+        .map(|v| format!("{}  v{}\n", v.2, v.1))
+        .collect();
+    assert_eq!(o.out(), want);
+}
+
+#[test]
+fn etag_vectors_through_the_binary() {
+    let tmp = TempDir::new("etagvec");
+    let dir = tmp.path();
+    for len in [0, 5242880, 5242881] {
+        fs::write(dir.join(format!("v{len}")), pattern(len)).unwrap();
+    }
+    let five = ["--etag", "--part-size", "5MiB", "--threshold", "5MiB"];
+    let cases = [
+        (0, "d41d8cd98f00b204e9800998ecf8427e"),
+        (5242880, "f3f302d05b6ffb933797d2454cb05255-1"),
+        (5242881, "9731cdf5aa09e60a812e00ece0a56504-2"),
+    ];
+    for (len, want) in cases {
+        let name = format!("v{len}");
+        for jobs in ["-j1", "-j2"] {
+            let mut args: Vec<&str> = vec![jobs];
+            args.extend(five);
+            args.push(&name);
+            let o = md5x(dir, &args, b"");
+            assert_eq!(o.code, Some(0), "{len}: {}", o.stderr);
+            assert_eq!(o.out(), format!("{want}  {name}\n"));
+            // Standard input: the streaming ETag.
+            let o = md5x(dir, &args[..args.len() - 1], &pattern(len));
+            assert_eq!(o.out(), format!("{want}  -\n"), "{len} stdin");
+        }
+        // The same sizes written other ways.
+        for (p, t) in [("5242880", "5m"), ("5M", "5242880"), ("5mib", "5MiB")] {
+            let o = md5x(
+                dir,
+                &[
+                    "--etag",
+                    "--part-size",
+                    p,
+                    &format!("--threshold={t}"),
+                    &name,
+                ],
+                b"",
+            );
+            assert_eq!(o.out(), format!("{want}  {name}\n"), "{p} {t}");
+        }
+    }
+    // Both files at once, tagged.
+    let mut args: Vec<&str> = five.to_vec();
+    args.extend(["--tag", "v5242880", "v5242881"]);
+    let o = md5x(dir, &args, b"");
+    assert_eq!(
+        o.out(),
+        "ETAG (v5242880) = f3f302d05b6ffb933797d2454cb05255-1\n\
+         ETAG (v5242881) = 9731cdf5aa09e60a812e00ece0a56504-2\n"
+    );
+}
+
+/// The AWS CLI's defaults, and the unknown-part-size search of check mode.
+#[test]
+fn etag_defaults_and_part_size_search() {
+    let tmp = TempDir::new("search");
+    let dir = tmp.path();
+    fs::write(dir.join("big"), pattern(17 * MIB)).unwrap();
+    fs::write(dir.join("small"), pattern(1000)).unwrap();
+
+    // docs/modes.md: 17825792 bytes, 8 MiB parts: 3 parts.
+    let o = md5x(dir, &["--etag", "big"], b"");
+    assert_eq!(o.out(), "b92c0b7f108a97d63e0b49bc2bd039d8-3  big\n");
+    let o = md5x(dir, &["--etag", "small"], b"");
+    assert_eq!(o.out(), format!("{}  small\n", md5_hex(&pattern(1000))));
+
+    // 16 MiB parts: two of them.
+    let o = md5x(
+        dir,
+        &["--etag", "--part-size", "16MiB", "big", "small"],
+        b"",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = o.out();
+    let first = lines.lines().next().unwrap().to_string();
+    assert!(first.ends_with("-2  big"), "{first}");
+    fs::write(dir.join("sums"), &o.stdout).unwrap();
+
+    // Checked without --part-size: found, and said which.
+    let o = md5x(dir, &["--etag", "-c", "sums"], b"");
+    assert_eq!(
+        o.out(),
+        "big: OK (part size 16 MiB)\nsmall: OK\n",
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.code, Some(0));
+    // With the right part size: only that one, no search.
+    let o = md5x(dir, &["--etag", "-c", "--part-size=16m", "sums"], b"");
+    assert_eq!(o.out(), "big: OK\nsmall: OK\n");
+    assert_eq!(o.code, Some(0));
+    // With a wrong one: FAILED.
+    let o = md5x(dir, &["--etag", "-c", "--part-size", "8MiB", "sums"], b"");
+    assert_eq!(o.out(), "big: FAILED\nsmall: OK\n");
+    assert!(o
+        .stderr
+        .contains("WARNING: 1 computed checksum did NOT match"));
+    assert_eq!(o.code, Some(1));
+
+    // The file on standard input of check mode (`-` in the list): the streaming search.
+    let hex = first.split("  ").next().unwrap().to_string();
+    fs::write(dir.join("sums-stdin"), format!("{hex}  -\n")).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "sums-stdin"], &pattern(17 * MIB));
+    assert_eq!(o.out(), "-: OK (part size 16 MiB)\n", "{}", o.stderr);
+
+    // Tagged ETag lines are ETags whatever -a says; the default part size is found.
+    let o = md5x(dir, &["--etag", "--tag", "big"], b"");
+    fs::write(dir.join("tagged"), &o.stdout).unwrap();
+    for extra in [&[][..], &["-a", "md5-p8"][..], &["--etag"][..]] {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["-c", "tagged"]);
+        let o = md5x(dir, &args, b"");
+        assert_eq!(o.out(), "big: OK (part size 8 MiB)\n", "{extra:?}");
+        assert_eq!(o.code, Some(0));
+    }
+
+    // A part count no part size gives, a wrong digest, S3's double quotes, upper case.
+    let (hex32, parts) = hex.split_once('-').unwrap();
+    assert_eq!(parts, "2");
+    let upper = hex.to_ascii_uppercase();
+    fs::write(
+        dir.join("odd"),
+        format!(
+            "{hex32}-9999  big\n00000000000000000000000000000000-2  big\n\"{hex}\"  big\n\
+             {upper}  big\n"
+        ),
+    )
+    .unwrap();
+    let o = md5x(dir, &["--etag", "-c", "odd"], b"");
+    assert_eq!(
+        o.out(),
+        "big: FAILED\nbig: FAILED\nbig: OK (part size 16 MiB)\nbig: OK (part size 16 MiB)\n"
+    );
+    assert!(o
+        .stderr
+        .contains("WARNING: 2 computed checksums did NOT match"));
+    assert_eq!(o.code, Some(1));
+}
+
+/// Plain MD5 of `data`, by md5sum when present, else by md5x (whose MD5 compat.rs
+/// checks).
+fn md5_hex(data: &[u8]) -> String {
+    for prog in ["md5sum", MD5X] {
+        let Ok(mut c) = Command::new(prog)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+        else {
+            continue;
+        };
+        let _ = c.stdin.take().unwrap().write_all(data);
+        let o = c.wait_with_output().unwrap();
+        if o.status.success() {
+            return String::from_utf8_lossy(&o.stdout[..32]).into_owned();
+        }
+    }
+    panic!("no MD5 tool");
+}
+
+#[test]
+fn tag_binary_zero_and_escaped_names() {
+    let tmp = TempDir::new("names");
+    let dir = tmp.path();
+    let names: [&[u8]; 4] = [b"plain", b"new\nline", b"back\\slash", b"cr\rname"];
+    for (i, n) in names.iter().enumerate() {
+        fs::write(dir.join(OsStr::from_bytes(n)), pattern(100 + i)).unwrap();
+    }
+    let p8: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let o = md5x(
+                dir,
+                &["-a", "md5-p8", "-z", OsStr::from_bytes(n).to_str().unwrap()],
+                b"",
+            );
+            assert_eq!(o.code, Some(0));
+            // -z: no escaping, NUL at the end.
+            let mut want = o.stdout[..32].to_vec();
+            want.extend_from_slice(b"  ");
+            want.extend_from_slice(n);
+            want.push(0);
+            assert_eq!(o.stdout, want);
+            String::from_utf8(o.stdout[..32].to_vec()).unwrap()
+        })
+        .collect();
+    let esc = |n: &[u8]| -> String {
+        String::from_utf8(n.to_vec())
+            .unwrap()
+            .replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r")
+    };
+    let args: Vec<&OsStr> = names.iter().map(|n| OsStr::from_bytes(n)).collect();
+    for (algo, tag) in [
+        ("md5-p4", "MD5-P4"),
+        ("md5-p8", "MD5-P8"),
+        ("md5-p16", "MD5-P16"),
+    ] {
+        let mut a: Vec<&OsStr> = vec![OsStr::new("-a"), OsStr::new(algo)];
+        a.extend(args.iter().copied());
+        let plain = md5x(dir, &a, b"");
+        let mut t = a.clone();
+        t.insert(0, OsStr::new("--tag"));
+        let tagged = md5x(dir, &t, b"");
+        let mut b = a.clone();
+        b.insert(0, OsStr::new("-b"));
+        let binary = md5x(dir, &b, b"");
+        let (plain, tagged, binary) = (plain.out(), tagged.out(), binary.out());
+        for (i, n) in names.iter().enumerate() {
+            let line = plain.lines().nth(i).unwrap();
+            let tline = tagged.lines().nth(i).unwrap();
+            let bline = binary.lines().nth(i).unwrap();
+            let hex = &line[line.len() - line.trim_start_matches('\\').len()..][..32];
+            let e = esc(n);
+            let pre = if e.as_bytes() != *n { "\\" } else { "" };
+            assert_eq!(line, format!("{pre}{hex}  {e}"));
+            assert_eq!(tline, format!("{pre}{tag} ({e}) = {hex}"));
+            assert_eq!(bline, format!("{pre}{hex} *{e}"));
+            if algo == "md5-p8" {
+                assert_eq!(hex, p8[i]);
+            }
+        }
+        // Round trips: untagged with the same -a; tagged whatever -a.
+        for (lines, extra) in [
+            (&plain, vec!["-a", algo]),
+            (&tagged, vec![]),
+            (&binary, vec!["-a", algo]),
+        ] {
+            fs::write(dir.join("sums"), lines).unwrap();
+            let mut c = extra.clone();
+            c.extend(["-c", "sums"]);
+            let o = md5x(dir, &c, b"");
+            assert_eq!(o.code, Some(0), "{algo} {extra:?}: {}", o.stderr);
+            assert_eq!(
+                o.out().matches(": OK\n").count(),
+                names.len(),
+                "{}",
+                o.out()
+            );
+        }
+        // Untagged MD5-P(K) lines checked as another sum: every line FAILED.
+        fs::write(dir.join("sums"), &plain).unwrap();
+        let o = md5x(dir, &["-c", "sums"], b"");
+        assert_eq!(o.code, Some(1));
+        assert_eq!(o.out().matches(": FAILED\n").count(), names.len());
+    }
+    // --tag without -a stays MD5, and a tagged MD5 line stays MD5 under -a md5-p8.
+    let o = md5x(dir, &["--tag", "plain"], b"");
+    assert_eq!(
+        o.out(),
+        format!("MD5 (plain) = {}\n", md5_hex(&pattern(100)))
+    );
+    fs::write(dir.join("sums"), &o.stdout).unwrap();
+    let o = md5x(dir, &["-a", "md5-p8", "-c", "sums"], b"");
+    assert_eq!(o.out(), "plain: OK\n");
+
+    // ETags too: escaped names, tag, -z, round trip.
+    let mut a: Vec<&OsStr> = vec![OsStr::new("--etag")];
+    a.extend(args.iter().copied());
+    let plain = md5x(dir, &a, b"").out();
+    a.insert(0, OsStr::new("--tag"));
+    let tagged = md5x(dir, &a, b"").out();
+    for (i, n) in names.iter().enumerate() {
+        let e = esc(n);
+        let pre = if e.as_bytes() != *n { "\\" } else { "" };
+        let md5 = md5_hex(&pattern(100 + i));
+        assert_eq!(plain.lines().nth(i).unwrap(), format!("{pre}{md5}  {e}"));
+        assert_eq!(
+            tagged.lines().nth(i).unwrap(),
+            format!("{pre}ETAG ({e}) = {md5}")
+        );
+    }
+    for (lines, extra) in [(&plain, vec!["--etag"]), (&tagged, vec![])] {
+        fs::write(dir.join("sums"), lines).unwrap();
+        let mut c = extra.clone();
+        c.extend(["-c", "sums"]);
+        let o = md5x(dir, &c, b"");
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert_eq!(o.out().matches(": OK\n").count(), names.len());
+    }
+    let o = md5x(dir, &["--etag", "-z", "new\nline"], b"");
+    let mut want = md5_hex(&pattern(101)).into_bytes();
+    want.extend_from_slice(b"  new\nline\0");
+    assert_eq!(o.stdout, want);
+}
+
+#[test]
+fn check_mode_failures_and_options() {
+    let tmp = TempDir::new("check");
+    let dir = tmp.path();
+    fs::write(dir.join("a"), pattern(5000)).unwrap();
+    fs::write(dir.join("b"), pattern(70)).unwrap();
+    let o = md5x(dir, &["-a", "md5-p16", "a", "b"], b"");
+    let good = o.out();
+    // Corrupt b's line: flip its first hex digit.
+    let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let first = if lines[1].starts_with('0') { "1" } else { "0" };
+    lines[1].replace_range(0..1, first);
+    let bad = lines.join("\n") + "\n";
+    fs::write(dir.join("bad"), &bad).unwrap();
+    let o = md5x(dir, &["-a", "md5-p16", "-c", "bad"], b"");
+    assert_eq!(o.out(), "a: OK\nb: FAILED\n");
+    assert_eq!(
+        o.stderr,
+        "md5x: WARNING: 1 computed checksum did NOT match\n"
+    );
+    assert_eq!(o.code, Some(1));
+    let o = md5x(dir, &["-a", "md5-p16", "-c", "--quiet", "bad"], b"");
+    assert_eq!(o.out(), "b: FAILED\n");
+    assert_eq!(o.code, Some(1));
+    let o = md5x(dir, &["-a", "md5-p16", "-c", "--status", "bad"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str(), o.code),
+        ("", "", Some(1))
+    );
+    // Missing files, --ignore-missing, malformed lines, --strict, -w.
+    let list = format!("{good}0123  short\n{}  missing\n", &good[..32]);
+    fs::write(dir.join("list"), &list).unwrap();
+    let o = md5x(dir, &["-a", "md5-p16", "-c", "-w", "list"], b"");
+    assert_eq!(o.out(), "a: OK\nb: OK\nmissing: FAILED open or read\n");
+    assert_eq!(
+        o.stderr,
+        "md5x: list: 3: improperly formatted MD5-P16 checksum line\n\
+         md5x: missing: No such file or directory\n\
+         md5x: WARNING: 1 line is improperly formatted\n\
+         md5x: WARNING: 1 listed file could not be read\n"
+    );
+    assert_eq!(o.code, Some(1));
+    let o = md5x(
+        dir,
+        &["-a", "md5-p16", "-c", "--ignore-missing", "list"],
+        b"",
+    );
+    assert_eq!(o.out(), "a: OK\nb: OK\n");
+    assert_eq!(o.code, Some(0));
+    let o = md5x(
+        dir,
+        &[
+            "-a",
+            "md5-p16",
+            "-c",
+            "--ignore-missing",
+            "--strict",
+            "list",
+        ],
+        b"",
+    );
+    assert_eq!(o.code, Some(1));
+    // The same lines read as plain MD5: well formed, but they do not match.
+    let o = md5x(dir, &["-c", "--status", "list"], b"");
+    assert_eq!(o.code, Some(1));
+
+    // ETag check: a corrupted ETag line, a wrong part count.
+    let o = md5x(dir, &["--etag", "--tag", "a"], b"");
+    let line = o.out();
+    assert!(line.starts_with("ETAG (a) = "), "{line}");
+    let mut broken = line.clone().into_bytes();
+    broken[11] = if broken[11] == b'0' { b'1' } else { b'0' };
+    let broken = String::from_utf8(broken).unwrap();
+    fs::write(dir.join("etags"), format!("{line}{broken}")).unwrap();
+    let o = md5x(dir, &["-c", "etags"], b"");
+    assert_eq!(o.out(), "a: OK\na: FAILED\n", "{}", o.stderr);
+    assert_eq!(o.code, Some(1));
+    // A plain digest with -N: a multipart ETag of a small file (one part).
+    let md5 = md5_hex(&pattern(5000));
+    fs::write(dir.join("etags"), format!("{md5}-1  a\n{md5}  a\n")).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "etags"], b"");
+    assert_eq!(o.out(), "a: FAILED\na: OK\n");
+    let outer = md5_hex(&hex_bytes(&md5));
+    fs::write(dir.join("etags"), format!("{outer}-1  a\n")).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "etags"], b"");
+    assert_eq!(o.out(), "a: OK (one part)\n");
+    let o = md5x(dir, &["--etag", "-c", "--part-size", "5m", "etags"], b"");
+    assert_eq!(o.out(), "a: OK\n");
+    // An explicit threshold is honoured: a 5000-byte file is a single PUT below it.
+    let o = md5x(dir, &["--etag", "-c", "--threshold", "8m", "etags"], b"");
+    assert_eq!(o.out(), "a: FAILED\n");
+    let o = md5x(dir, &["--etag", "-c", "--threshold", "4000", "etags"], b"");
+    assert_eq!(o.out(), "a: OK (one part)\n");
+}
+
+fn hex_bytes(h: &str) -> Vec<u8> {
+    (0..h.len() / 2)
+        .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn size_and_option_errors() {
+    let tmp = TempDir::new("errors");
+    let dir = tmp.path();
+    fs::write(dir.join("a"), b"abc").unwrap();
+    for bad in [
+        "5XB",
+        "0",
+        "0MiB",
+        "",
+        "1.5M",
+        "5 MiB",
+        "-1",
+        "MiB",
+        "5B",
+        "18446744073709551616",
+        "17179869184GiB",
+    ] {
+        for (opt, what) in [("--part-size", "part size"), ("--threshold", "threshold")] {
+            let o = md5x(dir, &["--etag", opt, bad, "a"], b"");
+            assert_eq!(o.code, Some(1), "{opt} {bad}");
+            assert!(o.stdout.is_empty());
+            assert!(
+                o.stderr
+                    .starts_with(&format!("md5x: invalid {what}: '{bad}' (a positive number")),
+                "{}",
+                o.stderr
+            );
+            assert!(o
+                .stderr
+                .ends_with("Try 'md5x --help' for more information.\n"));
+            let o = md5x(dir, &["--etag", &format!("{opt}={bad}"), "a"], b"");
+            assert_eq!(o.code, Some(1));
+        }
+    }
+    let o = md5x(dir, &["--etag", "-a", "md5-p8", "a"], b"");
+    assert_eq!(
+        o.stderr,
+        "md5x: the --etag option and --algorithm=md5-p8 are mutually exclusive\n\
+         Try 'md5x --help' for more information.\n"
+    );
+    assert_eq!(o.code, Some(1));
+    // -a md5 is the default: fine with --etag.
+    let o = md5x(dir, &["-a", "MD5", "--etag", "a"], b"");
+    assert_eq!(o.code, Some(0));
+    assert_eq!(o.out(), "900150983cd24fb0d6963f7d28e17f72  a\n");
+    let o = md5x(dir, &["-a", "sha1", "a"], b"");
+    assert_eq!(
+        o.stderr,
+        "md5x: invalid argument 'sha1' for '--algorithm'\nValid arguments are:\n  - 'md5'\n  \
+         - 'md5-p4'\n  - 'md5-p8'\n  - 'md5-p16'\nTry 'md5x --help' for more information.\n"
+    );
+    assert_eq!(o.code, Some(1));
+    let o = md5x(dir, &["--part-size", "8M", "a"], b"");
+    assert!(o
+        .stderr
+        .contains("--part-size option is meaningful only with --etag"));
+    assert_eq!(o.code, Some(1));
+    let o = md5x(dir, &["-a"], b"");
+    assert!(o.stderr.contains("option requires an argument -- 'a'"));
+    // Abbreviations of the new long options.
+    let o = md5x(dir, &["--alg=md5-p4", "a"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let o = md5x(dir, &["--et", "--thr", "1", "--part=5MiB", "a"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // --help mentions the new options.
+    let o = md5x(dir, &["--help"], b"");
+    let h = o.out();
+    for w in [
+        "--algorithm=NAME",
+        "--etag",
+        "--part-size=SIZE",
+        "--threshold=SIZE",
+        "AWS CLI",
+    ] {
+        assert!(h.contains(w), "--help lacks {w}");
+    }
+}
+
+/// Settings S3 would refuse are an error for the files they concern, never an ETag;
+/// the others are still hashed and the exit status is 1.
+#[test]
+fn s3_limits_are_per_file_errors() {
+    let tmp = TempDir::new("limits");
+    let dir = tmp.path();
+    fs::write(dir.join("small"), pattern(3000)).unwrap();
+    fs::write(dir.join("nine"), pattern(9 * MIB)).unwrap();
+    let small_md5 = md5_hex(&pattern(3000));
+    // 1 MiB parts: a 9 MiB file (above the 8 MiB threshold) cannot be uploaded so;
+    // a small file is a single PUT, whatever the part size.
+    let o = md5x(
+        dir,
+        &["--etag", "--part-size", "1MiB", "small", "nine", "small"],
+        b"",
+    );
+    assert_eq!(o.out(), format!("{small_md5}  small\n{small_md5}  small\n"));
+    assert_eq!(
+        o.stderr,
+        "md5x: nine: part size 1048576 bytes is outside S3's limits (5242880 to 5368709120 bytes)\n"
+    );
+    assert_eq!(o.code, Some(1));
+    // The same through a pipe.
+    let o = md5x(
+        dir,
+        &["--etag", "--part-size", "1MiB", "-"],
+        &pattern(9 * MIB),
+    );
+    assert!(o.stdout.is_empty());
+    assert!(o.stderr.contains("outside S3's limits"), "{}", o.stderr);
+    assert_eq!(o.code, Some(1));
+    let o = md5x(dir, &["--etag", "--part-size", "1MiB", "-"], &pattern(3000));
+    assert_eq!(o.out(), format!("{small_md5}  -\n"));
+    assert_eq!(o.code, Some(0));
+    // Over 5 GiB.
+    let o = md5x(dir, &["--etag", "--part-size", "6GiB", "nine"], b"");
+    assert!(o.stderr.contains("outside S3's limits"), "{}", o.stderr);
+    assert_eq!(o.code, Some(1));
+    // More than 10,000 parts: a sparse file (never read).
+    let sparse = dir.join("sparse");
+    let f = fs::File::create(&sparse).unwrap();
+    if f.set_len(10_001 * 5 * MIB as u64).is_ok() {
+        let o = md5x(
+            dir,
+            &["--etag", "--part-size", "5MiB", "sparse", "small"],
+            b"",
+        );
+        assert_eq!(o.out(), format!("{small_md5}  small\n"));
+        assert_eq!(
+            o.stderr,
+            "md5x: sparse: 10001 parts of 5242880 bytes: S3 allows at most 10000 parts; use a \
+             larger part size\n"
+        );
+        assert_eq!(o.code, Some(1));
+    }
+    drop(f);
+    let _ = fs::remove_file(&sparse);
+    // In check mode: an explicit part size out of limits fails that line only.
+    let o = md5x(dir, &["--etag", "nine", "small"], b"");
+    fs::write(dir.join("sums"), &o.stdout).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "--part-size", "1m", "sums"], b"");
+    assert_eq!(o.out(), "nine: FAILED open or read\nsmall: OK\n");
+    assert!(o
+        .stderr
+        .contains("nine: part size 1048576 bytes is outside S3's limits"));
+    assert_eq!(o.code, Some(1));
+}
+
+#[test]
+fn fifo_and_stdin() {
+    let tmp = TempDir::new("fifo");
+    let dir = tmp.path();
+    let data = pattern(6 * MIB + 77);
+    fs::write(dir.join("f"), &data).unwrap();
+    let want = md5x(
+        dir,
+        &["--etag", "--part-size", "5MiB", "--threshold", "5MiB", "f"],
+        b"",
+    )
+    .out();
+    assert!(want.contains("-2  f"), "{want}");
+    let want_p = md5x(dir, &["-a", "md5-p8", "f"], b"").out();
+    // Standard input.
+    let o = md5x(
+        dir,
+        &["--etag", "--part-size", "5MiB", "--threshold", "5MiB"],
+        &data,
+    );
+    assert_eq!(o.out(), want.replace("  f", "  -"));
+    let o = md5x(dir, &["-a", "md5-p8", "-", "f"], &data);
+    assert_eq!(o.out(), format!("{}{want_p}", want_p.replace("  f", "  -")));
+    // A FIFO: streamed.
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        for args in [
+            vec![
+                "--etag",
+                "--part-size",
+                "5MiB",
+                "--threshold",
+                "5MiB",
+                "pipe",
+            ],
+            vec!["-a", "md5-p8", "pipe"],
+        ] {
+            let writer = {
+                let (fifo, data) = (fifo.clone(), data.clone());
+                std::thread::spawn(move || {
+                    let mut w = fs::OpenOptions::new().write(true).open(fifo).unwrap();
+                    let _ = w.write_all(&data);
+                })
+            };
+            let o = md5x(dir, &args, b"");
+            writer.join().unwrap();
+            let w = if args[0] == "--etag" { &want } else { &want_p };
+            assert_eq!(o.out(), w.replace("  f", "  pipe"), "{}", o.stderr);
+        }
+    }
+}
+
+/// MD5-P(K) and ETags of many lengths against hashlib running docs/modes.md's
+/// definitions.
+#[test]
+fn matches_python_reference() {
+    let py = Command::new("python3")
+        .arg("-c")
+        .arg("import hashlib")
+        .status();
+    if !py.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: python3 not found; MD5-P(K) not compared with hashlib");
+        return;
+    }
+    let tmp = TempDir::new("python");
+    let dir = tmp.path();
+    let mut lens: Vec<usize> = (0..=200).step_by(7).collect();
+    lens.extend([
+        63, 64, 65, 127, 128, 129, 255, 256, 1023, 1024, 1025, 4095, 4096, 4097,
+    ]);
+    lens.extend([65536 + 13, 300_000, 1 << 20, (1 << 20) + 191]);
+    lens.sort();
+    lens.dedup();
+    let names: Vec<String> = lens.iter().map(|l| format!("p{l}")).collect();
+    for (l, n) in lens.iter().zip(&names) {
+        fs::write(dir.join(n), pattern(*l)).unwrap();
+    }
+    // Two bigger files for ETags (5 and 8 MiB parts, various thresholds).
+    fs::write(dir.join("e11"), pattern(11 * MIB + 5)).unwrap();
+    fs::write(dir.join("e10"), pattern(10 * MIB)).unwrap();
+    let script = r#"
+import hashlib, sys
+def md5_par(data, k):
+    chains = [hashlib.md5() for _ in range(k)]
+    for i in range(0, len(data), 64):
+        chains[(i // 64) % k].update(data[i:i + 64])
+    return hashlib.md5(b"".join(c.digest() for c in chains)).hexdigest()
+def etag(data, part, thr):
+    if len(data) < thr:
+        return hashlib.md5(data).hexdigest()
+    n = max(1, -(-len(data) // part))
+    ds = b"".join(hashlib.md5(data[i * part:(i + 1) * part]).digest() for i in range(n))
+    return hashlib.md5(ds).hexdigest() + "-" + str(n)
+for line in sys.stdin:
+    kind, a, b, name = line.split()
+    data = open(name, "rb").read()
+    if kind == "par":
+        print(md5_par(data, int(a)) + "  " + name)
+    else:
+        print(etag(data, int(a), int(b)) + "  " + name)
+"#;
+    let mut req = String::new();
+    for k in [4, 8, 16] {
+        for n in &names {
+            req.push_str(&format!("par {k} 0 {n}\n"));
+        }
+    }
+    let etag_cases: &[(usize, usize)] = &[
+        (5 * MIB, 5 * MIB),
+        (8 * MIB, 8 * MIB),
+        (5 * MIB, 16 * MIB),
+        (6 * MIB, 1),
+        (16 * MIB, 1000),
+    ];
+    for &(p, t) in etag_cases {
+        for n in ["e11", "e10", "p300000"] {
+            req.push_str(&format!("etag {p} {t} {n}\n"));
+        }
+    }
+    let mut child = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(req.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let reference = String::from_utf8(o.stdout).unwrap();
+    let mut got = String::new();
+    for (k, jobs) in [(4, "-j1"), (8, "-j2"), (16, "-j3")] {
+        let mut args = vec![jobs.to_string(), "-a".into(), format!("md5-p{k}")];
+        args.extend(names.iter().cloned());
+        let o = md5x(dir, &args, b"");
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        got.push_str(&o.out());
+    }
+    for &(p, t) in etag_cases {
+        let args = [
+            "--etag".to_string(),
+            format!("--part-size={p}"),
+            format!("--threshold={t}"),
+            "e11".into(),
+            "e10".into(),
+            "p300000".into(),
+        ];
+        let o = md5x(dir, &args, b"");
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        got.push_str(&o.out());
+    }
+    let (r, g): (Vec<&str>, Vec<&str>) = (reference.lines().collect(), got.lines().collect());
+    assert_eq!(r.len(), g.len());
+    for (r, g) in r.iter().zip(&g) {
+        assert_eq!(r, g);
+    }
+}
