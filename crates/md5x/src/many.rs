@@ -413,7 +413,11 @@ mod tests {
             (48, 24),
             (1000, 24),
         ] {
-            assert_eq!(shape_for(Backend::Avx2, n).unwrap().lanes, lanes, "{n} messages");
+            assert_eq!(
+                shape_for(Backend::Avx2, n).unwrap().lanes,
+                lanes,
+                "{n} messages"
+            );
         }
     }
 
