@@ -1,6 +1,13 @@
 //! `md5x`: a byte-exact drop-in for GNU `md5sum` (coreutils 9.x) that hashes many files
 //! at once, plus `-j`, `-r`, a progress bar, `--backend` and `--speed`, and two other
 //! sums over standard MD5: MD5-P(K) (`-a md5-p8`) and the S3 multipart ETag (`--etag`).
+//!
+//! The binary has its own C `main` (`#![no_main]`): Rust's start-up code would reopen
+//! closed standard descriptors on /dev/null and ignore SIGPIPE before md5x could see
+//! either. md5sum reports a closed stdout or stdin as EBADF and dies of SIGPIPE when
+//! its reader goes away, so md5x must know the first and keep the second.
+// Not under the test harness, whose own `main` runs the unit tests.
+#![cfg_attr(not(test), no_main)]
 
 mod algo;
 mod args;
@@ -147,23 +154,29 @@ fn locale_is_utf8() -> bool {
     false
 }
 
-/// Whether descriptor `fd` was closed when the process started. The Rust runtime
-/// reopens closed standard descriptors on /dev/null (read-write); md5sum would instead
-/// get EBADF, so md5x reports EBADF too.
-fn fd_was_closed(fd: u32) -> bool {
-    let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
-        return false;
-    };
-    if link.as_os_str().as_bytes() != b"/dev/null" {
-        return false;
+/// Which of the standard descriptors 0, 1 and 2 were closed when the process started
+/// (`/proc/self/fd/N` missing; without /proc, none is taken as closed). The closed ones
+/// are then opened on /dev/null, lowest first, as Rust's start-up code would have
+/// done, so that no file md5x opens later can take their place: writes to a closed
+/// stdout and reads of a closed stdin are refused by md5x itself (EBADF, as md5sum).
+#[cfg_attr(test, allow(dead_code))]
+fn closed_std_fds() -> [bool; 3] {
+    if std::fs::read_dir("/proc/self/fd").is_err() {
+        return [false; 3];
     }
-    let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
-        return false;
-    };
-    info.lines()
-        .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-        .is_some_and(|f| f & 3 == 2)
+    let closed =
+        [0, 1, 2].map(|fd| std::fs::symlink_metadata(format!("/proc/self/fd/{fd}")).is_err());
+    for _ in closed.iter().filter(|&&c| c) {
+        let null = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null");
+        if let Ok(f) = null {
+            // Kept open for the life of the process, in the lowest free slot.
+            let _ = std::os::fd::IntoRawFd::into_raw_fd(f);
+        }
+    }
+    closed
 }
 
 struct Settings {
@@ -294,7 +307,21 @@ There is no difference between binary mode and text mode on GNU systems.
     )
 }
 
-fn main() {
+/// The process entry point (see the crate docs for why it is not Rust's `main`).
+/// Arguments are read with `std::env::args_os`, which std fills in on Linux whatever
+/// the entry point.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    let closed = closed_std_fds();
+    run(closed)
+}
+
+#[cfg_attr(test, allow(dead_code))]
+fn run(closed: [bool; 3]) -> ! {
     let mut argv: Vec<OsString> = std::env::args_os().collect();
     let prog = if argv.is_empty() {
         b"md5x".to_vec()
@@ -485,8 +512,8 @@ fn main() {
         std::process::exit(code);
     }
 
-    engine::STDIN_CLOSED.store(fd_was_closed(0), Ordering::Relaxed);
-    let stdout_closed = fd_was_closed(1);
+    engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
+    let stdout_closed = closed[1];
     let stdout_tty = io::stdout().is_terminal();
 
     let jobs = match s.jobs {
