@@ -317,7 +317,9 @@ pub extern "C" fn main(
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     let closed = closed_std_fds();
-    run(closed)
+    // A panic must not unwind out of a C function (that aborts the process): it ends
+    // md5x with Rust's usual status 101, after the panic message.
+    std::panic::catch_unwind(|| -> std::ffi::c_int { run(closed) }).unwrap_or(101)
 }
 
 #[cfg_attr(test, allow(dead_code))]

@@ -1,0 +1,47 @@
+//! `md5x --speed` lists what it promises: every backend this CPU runs, single-stream
+//! at four sizes, multi-buffer rows for the lane backends, and the backends it could
+//! not run. It asserts the table's shape and that figures are positive, not speeds.
+
+use std::process::Command;
+
+#[test]
+fn speed_lists_every_backend_and_mode() {
+    let out = Command::new(env!("CARGO_BIN_EXE_md5x"))
+        .arg("--speed")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .filter(|r: &Vec<&str>| r.len() >= 5 && r[0] != "not")
+        .collect();
+    for b in md5x::Backend::all_supported() {
+        let mine: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == b.name()).collect();
+        let single = mine.iter().filter(|r| r[1] == "single-stream").count();
+        let multi = mine.iter().filter(|r| r[1] == "multi-buffer,").count();
+        assert_eq!(single, 4, "{b}: {text}");
+        assert_eq!(multi, if b.lanes() > 1 { 4 } else { 0 }, "{b}: {text}");
+        for r in mine {
+            let n = r.len();
+            let (mbps, cpb): (f64, f64) = (r[n - 2].parse().unwrap(), r[n - 1].parse().unwrap());
+            assert!(mbps > 0.0 && cpb > 0.0, "{r:?}");
+        }
+    }
+    let missing: Vec<&str> = md5x::Backend::ALL
+        .iter()
+        .filter(|b| !b.is_supported())
+        .map(|b| b.name())
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            text.contains(&format!(
+                "not run (this CPU or build lacks them): {}",
+                missing.join(", ")
+            )),
+            "{text}"
+        );
+    }
+}
