@@ -17,7 +17,8 @@
 //! ```
 //!
 //! Features: `std` (default; `io::Write`, `MD5X_BACKEND`, run-time CPU detection),
-//! `alloc`, `digest` (default; RustCrypto's `digest` 0.11 traits, see [`block_api`]).
+//! `alloc`, `digest` (default; RustCrypto's `digest` 0.11 traits, see [`block_api`]),
+//! `rayon` (`par_hash_many`), `tokio` (`AsyncWrite` for [`StreamHasher`]).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -35,6 +36,8 @@ mod kernels;
 #[cfg(feature = "alloc")]
 mod lanes;
 mod many;
+#[cfg(feature = "std")]
+mod streams;
 #[cfg(feature = "digest")]
 mod traits;
 
@@ -50,5 +53,10 @@ pub use many::{hash_many, hash_many_with};
 pub use many::{hash_many_into, hash_many_into_with};
 #[cfg(feature = "rayon")]
 pub use many::{par_hash_many, par_hash_many_into_with};
+#[cfg(feature = "std")]
+#[doc(hidden)]
+pub use streams::ServerStats;
+#[cfg(feature = "std")]
+pub use streams::{Server, StreamHasher};
 #[cfg(feature = "digest")]
 pub use traits::block_api;

@@ -1,0 +1,996 @@
+//! [`Server`] and [`StreamHasher`]: many concurrent writers (one per upload, say) whose
+//! blocks are hashed side by side in the vector lanes.
+//!
+//! md5-simd's model, without its failures. There is no server thread and no channel.
+//! Each handle buffers its bytes locally; a full buffer (a *batch* of whole blocks) is
+//! queued at the server with the stream's MD5 state, and the handle goes on filling a
+//! second buffer, which it hands in as the stream's *next* batch while the first is
+//! still at the server (at most one batch queued or hashing and one next per stream).
+//!
+//! Nobody hashes until somebody needs a result: a writer whose buffer is full again
+//! (or that finalizes) takes the *combiner* role when no thread holds it (a second
+//! one only when a full lane set of batches is queued; never more than the cores). A
+//! combiner waits a few microseconds for the batches of the other streams that are in
+//! the middle of a write, takes everything queued, hashes it side by side in the
+//! lanes (the job manager of [`Lanes`](crate::Lanes)), and then, for each stream,
+//! either queues its next batch at once with the new state (no wake-up on the critical
+//! path) or hands the state back to the owner. A combiner whose own batch is done
+//! hands the role to a waiting owner and goes back to its stream.
+//!
+//! A stream that is alone (no other writer in the middle of a write, nothing at the
+//! server) never touches the queue: its blocks are hashed in place on its own thread
+//! by the scalar kernel, as [`Md5`](crate::Md5) does. Nothing about a stream stays in
+//! the server once its batches are done, and a dropped handle takes its queued
+//! batches with it, so handles that come and go leave nothing behind.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use crate::hasher::{finish, state_to_digest, INIT};
+use crate::kernels::lanes::LaneKernel;
+use crate::lanes::compress_jobs;
+use crate::many::MAX_LANES;
+use crate::{Backend, Digest};
+
+/// Default bytes a handle buffers before it hands a batch to the server.
+const DEFAULT_BATCH: usize = 256 * 1024;
+
+/// How long a combiner waits for the batches of other active streams before it runs
+/// with what it has.
+const GATHER: Duration = Duration::from_micros(300);
+
+/// Hashes the bytes of many concurrent streams together in the vector lanes.
+///
+/// Create one `Server` per process (or use [`Server::global`]), clone it freely (a
+/// clone is another reference to the same server) and open a [`StreamHasher`] per
+/// stream with [`Server::hasher`]. Every handle is an independent MD5 that any thread
+/// may own; handles on different threads write at the same time and their blocks meet
+/// in the lanes.
+///
+/// ```
+/// let server = md5x::Server::new();
+/// let threads: Vec<_> = (0..4u8)
+///     .map(|i| {
+///         let mut h = server.hasher();
+///         std::thread::spawn(move || {
+///             for _ in 0..100 {
+///                 h.update(&[i; 10_000]);
+///             }
+///             h.finalize()
+///         })
+///     })
+///     .collect();
+/// for (i, t) in threads.into_iter().enumerate() {
+///     assert_eq!(t.join().unwrap(), md5x::md5(&vec![i as u8; 1_000_000]));
+/// }
+/// ```
+///
+/// # When a `Server` pays, and when a plain `Md5` is better
+///
+/// The lanes need *concurrent* streams: a server earns its keep when several streams
+/// (ideally at least the kernel's lane count, [`Server::lanes`]) are being written at
+/// the same time, e.g. the uploads of an object store, each on its own thread or task.
+/// Then each core hashes many streams for about the price of one; with AVX-512 or AVX2
+/// that is several times the throughput of one [`Md5`](crate::Md5) per stream.
+///
+/// Use a plain [`Md5`](crate::Md5) when there is one stream at a time (a server then
+/// runs the same scalar kernel with a little bookkeeping on top), when all the data is
+/// already in memory ([`hash_many`](crate::hash_many) needs no coordination at all),
+/// or when streams are tiny (a handle hashes its last buffered batch, up to
+/// [`Server::batch_bytes`], on its own thread when it is finalized). Each handle that
+/// hashes through the server holds up to three batch buffers (one being filled, one
+/// at the server, one handed in next); a handle that never fills one holds only what
+/// it was given.
+///
+/// How much it pays is bounded by how many streams are written *at the same time*:
+/// a stream's blocks are a chain, so `n` concurrent streams fill at most `n` lanes.
+/// On a 2-core AVX-512 machine (Zen 5), 16 writers ran 2.2 to 3.6 times as fast
+/// through a server as through 16 `Md5`s (`examples/server_bench.rs`, on a shared
+/// machine): one core's lanes, 16 wide, hash 16 streams at about 7 times one `Md5`
+/// while the other core copies the writers' bytes into batches; 32 or more
+/// concurrent streams fill the wider lane sets.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: Backend,
+    /// The lane kernel with 1, 2 and 3 groups, where the backend has one.
+    kernels: [Option<LaneKernel>; 3],
+    speed: [u32; 3],
+    /// Most batches one combiner run takes.
+    max_take: usize,
+    max_combiners: usize,
+    /// Batches that fill the smallest lane kernel: a second combiner starts only when
+    /// this many are queued (two half-empty runs on two cores hash no more than one
+    /// full run on one core, and the other core is better spent copying).
+    full_run: usize,
+    batch: usize,
+    q: Mutex<Queue>,
+    /// Combiners gathering batches wait here for submissions.
+    gather: Condvar,
+    /// Threads inside a blocking write that overflowed their handle's buffer: streams
+    /// that will hand in a batch soon.
+    writing: AtomicUsize,
+    /// Batches at the server (queued or being hashed).
+    queued: AtomicUsize,
+    /// Handles alive.
+    handles: AtomicUsize,
+    /// Combiner runs so far, and the batches they hashed (in lane runs, and in all).
+    runs: AtomicU64,
+    lane_batches: AtomicU64,
+    batches: AtomicU64,
+}
+
+struct Queue {
+    pending: VecDeque<Job>,
+    /// Threads holding the combiner role (running, gathering, or promoted and about
+    /// to run).
+    combiners: usize,
+    gathering: usize,
+    /// Batches taken by running combiners.
+    in_flight: usize,
+}
+
+/// A batch at the server: the stream's state before it, its whole blocks, and where
+/// the result goes.
+struct Job {
+    state: [u32; 4],
+    buf: Vec<u8>,
+    ret: Arc<Ret>,
+}
+
+/// Where a handle's batch result arrives; one per handle, reused for every batch.
+#[derive(Default)]
+struct Ret {
+    m: Mutex<RetState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct RetState {
+    /// The state after the batch, and the batch's buffer back for reuse.
+    done: Option<([u32; 4], Vec<u8>)>,
+    /// A combiner took the batch from the queue.
+    taken: bool,
+    /// The owner is blocked (a thread in `wait`) on the result or on room for the
+    /// next batch. (A task that waits has its `waker` here instead.)
+    waiting: bool,
+    /// The owner was handed the combiner role.
+    promoted: bool,
+    waker: Option<Waker>,
+    /// The stream's next batch, handed in while the current one is at the server: it
+    /// is queued as soon as the current one is done, without waking the owner.
+    next: Option<Vec<u8>>,
+    /// A hashed batch's buffer, back for the owner to fill again.
+    spare: Option<Vec<u8>>,
+    /// The handle was dropped: nothing of it is queued again.
+    closed: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing the server guards is left inconsistent by a panic in user code (none
+    // runs under these locks), so a poisoned lock is still good.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What [`StreamHasher::hand_in`] did.
+enum HandIn {
+    /// The buffer is at the server, or no batch is outstanding any more.
+    Done,
+    /// The stream already has its next batch waiting: wait for room.
+    Full,
+}
+
+/// What a combiner does after its run when batches are still queued.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A blocking writer: keep combining until its own batch is done.
+    Blocking,
+    /// Inside `poll_write`/`poll_flush`: one run, then hand the role on.
+    OneRun,
+}
+
+/// A snapshot of a server's bookkeeping (for tests and monitoring; not stable API).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Handles alive.
+    pub handles: usize,
+    /// Threads inside a blocking write that overflowed their handle's buffer.
+    pub writing: usize,
+    /// Batches at the server (queued or being hashed).
+    pub queued: usize,
+    /// Batches queued.
+    pub pending: usize,
+    /// Batches being hashed.
+    pub in_flight: usize,
+    /// Threads holding the combiner role.
+    pub combiners: usize,
+    /// Combiner runs so far (cumulative).
+    pub runs: u64,
+    /// Batches hashed so far (cumulative).
+    pub batches: u64,
+    /// Of those, batches hashed in lane runs (with at least one other batch).
+    pub lane_batches: u64,
+}
+
+impl Server {
+    /// A server on the process's [`Backend::active`] backend.
+    pub fn new() -> Self {
+        Self::with_backend(Backend::active())
+    }
+
+    /// A server on a chosen backend (single-stream backends work too: every batch is
+    /// then hashed on its own).
+    ///
+    /// # Panics
+    ///
+    /// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+    pub fn with_backend(backend: Backend) -> Self {
+        Self::with_config(backend, DEFAULT_BATCH)
+    }
+
+    /// A server on `backend` whose handles hand over batches of `batch_bytes` (rounded
+    /// to whole blocks, kept between 4 KiB and 64 MiB; the default is 256 KiB). Larger
+    /// batches mean less coordination and more memory per handle.
+    ///
+    /// # Panics
+    ///
+    /// If this CPU cannot run `backend`.
+    pub fn with_config(backend: Backend, batch_bytes: usize) -> Self {
+        assert!(
+            backend.is_supported(),
+            "md5x: backend '{backend}' is not supported by this CPU"
+        );
+        let kernels: [Option<LaneKernel>; 3] =
+            core::array::from_fn(|g| backend.lane_kernel_groups(g + 1));
+        let max_take = kernels
+            .iter()
+            .flatten()
+            .map(|k| k.lanes)
+            .max()
+            .unwrap_or(MAX_LANES)
+            .min(MAX_LANES);
+        let max_combiners = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Server {
+            inner: Arc::new(Inner {
+                backend,
+                kernels,
+                speed: backend.group_speed().unwrap_or([100; 3]),
+                max_take,
+                max_combiners,
+                full_run: kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1),
+                batch: batch_bytes.clamp(4096, 64 << 20) / 64 * 64,
+                q: Mutex::new(Queue {
+                    pending: VecDeque::new(),
+                    combiners: 0,
+                    gathering: 0,
+                    in_flight: 0,
+                }),
+                gather: Condvar::new(),
+                writing: AtomicUsize::new(0),
+                queued: AtomicUsize::new(0),
+                handles: AtomicUsize::new(0),
+                runs: AtomicU64::new(0),
+                lane_batches: AtomicU64::new(0),
+                batches: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The process-wide server on [`Backend::active`], created on first use.
+    /// [`StreamHasher::default`] opens its handles here.
+    pub fn global() -> &'static Server {
+        static GLOBAL: OnceLock<Server> = OnceLock::new();
+        GLOBAL.get_or_init(Server::new)
+    }
+
+    /// A new stream: an MD5 hasher whose blocks this server hashes.
+    pub fn hasher(&self) -> StreamHasher {
+        self.inner.handles.fetch_add(1, Ordering::Relaxed);
+        StreamHasher {
+            inner: Arc::clone(&self.inner),
+            state: INIT,
+            len: 0,
+            buf: Vec::new(),
+            spare: Vec::new(),
+            ret: Arc::new(Ret::default()),
+            outstanding: false,
+        }
+    }
+
+    /// The backend hashing the streams.
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// The most streams one core hashes side by side (1 for single-stream backends).
+    pub fn lanes(&self) -> usize {
+        self.inner
+            .kernels
+            .iter()
+            .flatten()
+            .map(|k| k.lanes)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Bytes a handle buffers before it hands them to the server as one batch.
+    pub fn batch_bytes(&self) -> usize {
+        self.inner.batch
+    }
+
+    /// The server's bookkeeping now. Not stable API.
+    #[doc(hidden)]
+    pub fn stats(&self) -> ServerStats {
+        let q = lock(&self.inner.q);
+        ServerStats {
+            handles: self.inner.handles.load(Ordering::Relaxed),
+            writing: self.inner.writing.load(Ordering::Relaxed),
+            queued: self.inner.queued.load(Ordering::Relaxed),
+            pending: q.pending.len(),
+            in_flight: q.in_flight,
+            combiners: q.combiners,
+            runs: self.inner.runs.load(Ordering::Relaxed),
+            batches: self.inner.batches.load(Ordering::Relaxed),
+            lane_batches: self.inner.lane_batches.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for Server {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Server")
+            .field("backend", &self.inner.backend)
+            .field("lanes", &self.lanes())
+            .field("batch_bytes", &self.inner.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    /// The lane kernel for `n` batches: the group count with the least estimated time
+    /// (rounds of full lanes over the measured speed), as `hash_many` chooses.
+    fn kernel_for(&self, n: usize) -> Option<LaneKernel> {
+        let mut best: Option<(u64, LaneKernel)> = None;
+        for (g, k) in self.kernels.iter().enumerate() {
+            let Some(k) = k else { continue };
+            let slots = n.div_ceil(k.lanes).max(1) as u64 * k.lanes as u64;
+            let cost = slots * 1000 / u64::from(self.speed[g].max(1));
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, *k));
+            }
+        }
+        best.map(|(_, k)| k)
+    }
+
+    /// Whether a thread that needs a queued batch's result should take a combiner
+    /// role now (else it waits for the running combiners).
+    fn may_combine(&self, q: &Queue) -> bool {
+        q.combiners == 0 || (q.combiners < self.max_combiners && q.pending.len() >= self.full_run)
+    }
+
+    /// Hash every batch's blocks into its state.
+    fn hash(&self, jobs: &mut [Job]) {
+        let mut refs: Vec<(&[u8], &mut [u32; 4])> = jobs
+            .iter_mut()
+            .map(|j| (&j.buf[..], &mut j.state))
+            .collect();
+        let n = refs.len() as u64;
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        self.batches.fetch_add(n, Ordering::Relaxed);
+        match self.kernel_for(refs.len()) {
+            Some(k) if refs.len() >= k.min_live.max(2) => {
+                self.lane_batches.fetch_add(n, Ordering::Relaxed);
+                compress_jobs(&k, self.backend, &mut refs)
+            }
+            _ => {
+                for (data, state) in refs.iter_mut() {
+                    self.backend.compress(state, data.as_chunks::<64>().0);
+                }
+            }
+        }
+    }
+
+    /// Hold the combiner role (the caller counted itself in `combiners`) until the
+    /// queue is empty or the role is handed on. `own` is the caller's result slot.
+    fn combine<'a>(&'a self, mut q: MutexGuard<'a, Queue>, own: &Ret, mode: Mode) {
+        loop {
+            if mode == Mode::Blocking {
+                q = self.gather_batches(q);
+            }
+            if q.pending.is_empty() {
+                q.combiners -= 1;
+                return;
+            }
+            let n = q.pending.len().min(self.max_take);
+            let mut jobs: Vec<Job> = q.pending.drain(..n).collect();
+            for j in &jobs {
+                lock(&j.ret.m).taken = true;
+            }
+            q.in_flight += n;
+            drop(q);
+
+            self.hash(&mut jobs);
+            let mut again = Vec::new();
+            for j in jobs {
+                let waker = {
+                    let mut r = lock(&j.ret.m);
+                    match r.next.take() {
+                        // The owner already handed in the next batch: queue it with
+                        // the new state, and give the owner this buffer to refill.
+                        Some(next) => {
+                            r.spare = Some(j.buf);
+                            r.taken = false;
+                            again.push(Job {
+                                state: j.state,
+                                buf: next,
+                                ret: Arc::clone(&j.ret),
+                            });
+                        }
+                        None => r.done = Some((j.state, j.buf)),
+                    }
+                    j.ret.cv.notify_one();
+                    r.waker.take()
+                };
+                if let Some(w) = waker {
+                    w.wake();
+                }
+            }
+
+            q = lock(&self.q);
+            q.in_flight -= n;
+            let mut requeued = 0;
+            for j in again {
+                // (A handle dropped since is not queued again; its `Drop` holds
+                // this lock while it marks itself closed.)
+                if !lock(&j.ret.m).closed {
+                    q.pending.push_back(j);
+                    requeued += 1;
+                }
+            }
+            self.queued.fetch_sub(n - requeued, Ordering::Relaxed);
+            if q.pending.is_empty() {
+                q.combiners -= 1;
+                return;
+            }
+            let own_done = lock(&own.m).done.is_some();
+            if own_done || mode == Mode::OneRun {
+                // Go back to our own stream; a waiting owner takes over, or whoever
+                // waits next.
+                self.hand_on(&mut q);
+                return;
+            }
+        }
+    }
+
+    /// Give up the combiner role while batches are queued: to the first queued
+    /// batch's owner that is blocked waiting (it always acts on it). Else the role is
+    /// freed and every task waiting on a queued batch is woken: the first one polled
+    /// takes the role (a task that is never polled again holds nothing up), as does
+    /// any owner that starts waiting.
+    fn hand_on(&self, q: &mut Queue) {
+        for j in &q.pending {
+            let mut r = lock(&j.ret.m);
+            if r.waiting && !r.promoted {
+                r.promoted = true;
+                j.ret.cv.notify_one();
+                return;
+            }
+        }
+        q.combiners -= 1;
+        for j in &q.pending {
+            let w = lock(&j.ret.m).waker.take();
+            if let Some(w) = w {
+                w.wake();
+            }
+        }
+    }
+
+    /// Wait (briefly) until the active streams that have no batch queued or in flight
+    /// have handed in theirs, or the lanes are full.
+    fn gather_batches<'a>(&'a self, mut q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        let deadline = Instant::now() + GATHER;
+        loop {
+            let writing = self.writing.load(Ordering::Relaxed);
+            let expected = writing.saturating_sub(q.pending.len() + q.in_flight);
+            if q.pending.len() >= self.max_take || expected == 0 {
+                return q;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return q;
+            }
+            q.gathering += 1;
+            q = self
+                .gather
+                .wait_timeout(q, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            q.gathering -= 1;
+        }
+    }
+}
+
+/// One stream's MD5, hashed through a [`Server`]: [`std::io::Write`], the hasher
+/// methods of [`Md5`](crate::Md5), RustCrypto's `digest` traits (feature `digest`)
+/// and tokio's `AsyncWrite` (feature `tokio`).
+///
+/// Bytes are buffered in the handle; whole batches go to the server, which hashes them
+/// side by side with other streams' batches. Dropping the handle at any point releases
+/// everything it had at the server.
+///
+/// [`update`](StreamHasher::update) and `io::Write` block the calling thread while the
+/// stream has two batches at the server and a third full buffer (and may hash other
+/// streams' batches meanwhile). In async code use `tokio::io::AsyncWrite` (feature
+/// `tokio`), which returns `Pending` instead, and `flush().await` before
+/// [`finalize`](StreamHasher::finalize) so that it has nothing to wait for.
+///
+/// ```
+/// use std::io::Write;
+/// let server = md5x::Server::new();
+/// let mut h = server.hasher();
+/// h.write_all(b"hello ").unwrap();
+/// h.update(b"world");
+/// assert_eq!(h.finalize(), md5x::md5(b"hello world"));
+/// h.reset();
+/// assert_eq!(h.finalize(), md5x::md5(b""));
+/// ```
+pub struct StreamHasher {
+    inner: Arc<Inner>,
+    /// The state after every byte hashed so far (valid when no batch is outstanding).
+    state: [u32; 4],
+    /// Bytes fed, mod 2^64.
+    len: u64,
+    /// Bytes not handed in yet: whole blocks, then a partial block.
+    buf: Vec<u8>,
+    /// The buffer the last batch returned, reused for the next one.
+    spare: Vec<u8>,
+    ret: Arc<Ret>,
+    /// A batch is at the server; `state` is the one before it.
+    outstanding: bool,
+}
+
+impl Default for StreamHasher {
+    /// A handle on [`Server::global`].
+    fn default() -> Self {
+        Server::global().hasher()
+    }
+}
+
+impl core::fmt::Debug for StreamHasher {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StreamHasher")
+            .field("len", &self.len)
+            .field("backend", &self.inner.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamHasher {
+    /// Feed more bytes. Blocks while the stream's previous batch is being hashed and
+    /// its buffer is full; may hash other streams' batches meanwhile.
+    #[inline]
+    pub fn update(&mut self, data: impl AsRef<[u8]>) {
+        self.update_bytes(data.as_ref());
+    }
+
+    /// The digest of everything fed so far. The hasher is unchanged and can take more
+    /// input. Waits for a batch still at the server; hashes the buffered rest on this
+    /// thread.
+    pub fn finalize(&self) -> Digest {
+        let mut state = match self.outstanding {
+            true => self.wait_result(),
+            false => self.state,
+        };
+        let whole = self.buf.len() / 64 * 64;
+        self.inner
+            .backend
+            .compress(&mut state, self.buf[..whole].as_chunks::<64>().0);
+        finish(self.inner.backend, &mut state, &self.buf[whole..], self.len);
+        state_to_digest(&state)
+    }
+
+    /// Start over, as if new (on the same server).
+    pub fn reset(&mut self) {
+        if self.outstanding {
+            self.collect_blocking();
+        }
+        self.state = INIT;
+        self.len = 0;
+        self.buf.clear();
+    }
+
+    /// Bytes fed so far (mod 2^64).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing has been fed yet (or exactly 2^64 bytes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The server this handle hashes through.
+    pub fn server(&self) -> Server {
+        Server {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    /// Whether no other stream is hashing (this one has no batch at the server).
+    fn alone(&self) -> bool {
+        self.inner.writing.load(Ordering::Relaxed) <= 1
+            && self.inner.queued.load(Ordering::Relaxed) == 0
+    }
+
+    fn update_bytes(&mut self, mut data: &[u8]) {
+        self.len = self.len.wrapping_add(data.len() as u64);
+        let cap = self.inner.batch;
+        if self.buf.len() + data.len() <= cap {
+            self.buf.extend_from_slice(data);
+            return;
+        }
+        self.inner.writing.fetch_add(1, Ordering::Relaxed);
+        loop {
+            let room = cap.saturating_sub(self.buf.len());
+            if data.len() <= room {
+                self.buf.extend_from_slice(data);
+                break;
+            }
+            if !self.outstanding && self.alone() {
+                // No other stream is hashing: this one alone, in place, on the scalar
+                // kernel, like `Md5`.
+                data = self.hash_alone(data);
+                continue;
+            }
+            // Fill the buffer (while the previous batch, if any, is being hashed),
+            // then hand it in.
+            self.buf.extend_from_slice(&data[..room]);
+            data = &data[room..];
+            loop {
+                match self.hand_in() {
+                    HandIn::Done => {}
+                    HandIn::Full => self.wait(true),
+                }
+                if !self.outstanding {
+                    self.submit();
+                }
+                if self.buf.len() < cap {
+                    break;
+                }
+            }
+        }
+        self.inner.writing.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Hash the buffer's whole blocks and up to one batch of `data`'s whole blocks in
+    /// place on the scalar kernel; return the rest of `data`.
+    fn hash_alone<'d>(&mut self, mut data: &'d [u8]) -> &'d [u8] {
+        let b = self.inner.backend;
+        let part = self.buf.len() % 64;
+        if part > 0 {
+            let take = (64 - part).min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        let whole = self.buf.len() / 64 * 64;
+        b.compress(&mut self.state, self.buf[..whole].as_chunks::<64>().0);
+        self.buf.drain(..whole);
+        if self.buf.is_empty() {
+            let n = data.len().min(self.inner.batch) / 64 * 64;
+            b.compress(&mut self.state, data[..n].as_chunks::<64>().0);
+            data = &data[n..];
+        }
+        data
+    }
+
+    /// Hand the buffer's whole blocks to the server as a batch. Whoever needs a
+    /// result first hashes everything queued by then.
+    fn submit(&mut self) {
+        debug_assert!(!self.outstanding);
+        let whole = self.buf.len() / 64 * 64;
+        if whole == 0 {
+            return;
+        }
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        next.extend_from_slice(&self.buf[whole..]);
+        self.buf.truncate(whole);
+        let blocks = std::mem::replace(&mut self.buf, next);
+        {
+            let mut r = lock(&self.ret.m);
+            r.done = None;
+            r.taken = false;
+        }
+        self.outstanding = true;
+        let inner = &*self.inner;
+        inner.queued.fetch_add(1, Ordering::Relaxed);
+        let mut q = lock(&inner.q);
+        q.pending.push_back(Job {
+            state: self.state,
+            buf: blocks,
+            ret: Arc::clone(&self.ret),
+        });
+        if q.gathering > 0 {
+            inner.gather.notify_all();
+        }
+    }
+
+    /// Take the outstanding batch's result, waiting for it (and combining when the
+    /// role comes to this thread).
+    fn collect_blocking(&mut self) {
+        self.wait(false);
+        self.take_result();
+    }
+
+    /// With a batch at the server and a full buffer: hand the buffer in as the
+    /// stream's next batch if there is room for it (`Done`, also when the batch at the
+    /// server finished: its result is then in the handle), else `Full`.
+    fn hand_in(&mut self) -> HandIn {
+        if !self.outstanding {
+            return HandIn::Done;
+        }
+        let mut r = lock(&self.ret.m);
+        if let Some((state, buf)) = r.done.take() {
+            drop(r);
+            self.state = state;
+            self.spare = buf;
+            self.outstanding = false;
+            return HandIn::Done;
+        }
+        let whole = self.buf.len() / 64 * 64;
+        if whole == 0 {
+            return HandIn::Done;
+        }
+        if r.next.is_some() {
+            return HandIn::Full;
+        }
+        let mut fresh = r
+            .spare
+            .take()
+            .unwrap_or_else(|| std::mem::take(&mut self.spare));
+        fresh.clear();
+        fresh.extend_from_slice(&self.buf[whole..]);
+        self.buf.truncate(whole);
+        r.next = Some(std::mem::replace(&mut self.buf, fresh));
+        HandIn::Done
+    }
+
+    /// Move a finished batch's result into the handle.
+    fn take_result(&mut self) {
+        let done = lock(&self.ret.m).done.take();
+        if let Some((state, buf)) = done {
+            self.state = state;
+            self.spare = buf;
+            self.outstanding = false;
+        }
+    }
+
+    /// Block until the outstanding batch is done (or, with `slot`, until there is room
+    /// for the next batch), combining when the role comes to this thread.
+    fn wait(&self, slot: bool) {
+        let inner = &*self.inner;
+        let ready = |r: &RetState| r.done.is_some() || (slot && r.next.is_none());
+        loop {
+            let mut q = lock(&inner.q);
+            let mut r = lock(&self.ret.m);
+            if r.promoted {
+                r.promoted = false;
+                drop(r);
+                inner.combine(q, &self.ret, Mode::Blocking);
+                continue;
+            }
+            if ready(&r) {
+                return;
+            }
+            if !r.taken && inner.may_combine(&q) {
+                q.combiners += 1;
+                drop(r);
+                inner.combine(q, &self.ret, Mode::Blocking);
+                continue;
+            }
+            r.waiting = true;
+            drop(q);
+            let mut r = self
+                .ret
+                .cv
+                .wait_while(r, |r| !ready(r) && !r.promoted)
+                .unwrap_or_else(PoisonError::into_inner);
+            r.waiting = false;
+        }
+    }
+
+    /// Block until the outstanding batch is done; the stream's state after it.
+    fn wait_result(&self) -> [u32; 4] {
+        self.wait(false);
+        lock(&self.ret.m).done.as_ref().map_or(self.state, |d| d.0)
+    }
+}
+
+impl Drop for StreamHasher {
+    fn drop(&mut self) {
+        let inner = &*self.inner;
+        let mut q = lock(&inner.q);
+        if self.outstanding {
+            let before = q.pending.len();
+            q.pending.retain(|j| !Arc::ptr_eq(&j.ret, &self.ret));
+            inner
+                .queued
+                .fetch_sub(before - q.pending.len(), Ordering::Relaxed);
+        }
+        let mut r = lock(&self.ret.m);
+        r.waiting = false;
+        r.waker = None;
+        r.closed = true;
+        r.next = None;
+        if r.promoted {
+            // The combiner role came to this handle: pass it on.
+            r.promoted = false;
+            drop(r);
+            if q.pending.is_empty() {
+                q.combiners -= 1;
+            } else {
+                inner.hand_on(&mut q);
+            }
+        }
+        drop(q);
+        inner.handles.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl std::io::Write for StreamHasher {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.update_bytes(buf);
+        Ok(buf.len())
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.update_bytes(buf);
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "tokio")]
+mod async_write {
+    use super::*;
+    use core::pin::Pin;
+    use core::task::{Context, Poll};
+
+    impl StreamHasher {
+        /// Poll until the outstanding batch is done (or, with `slot`, until there is
+        /// room for the next batch). Never blocks: registers the waker instead (and
+        /// runs one combiner pass when the role comes to this task).
+        fn poll_wait(&mut self, cx: &mut Context<'_>, slot: bool) -> Poll<()> {
+            let inner = Arc::clone(&self.inner);
+            loop {
+                let mut q = lock(&inner.q);
+                let mut r = lock(&self.ret.m);
+                r.waker = None;
+                if r.promoted {
+                    r.promoted = false;
+                    drop(r);
+                    inner.combine(q, &self.ret, Mode::OneRun);
+                    continue;
+                }
+                if r.done.is_some() || (slot && r.next.is_none()) {
+                    return Poll::Ready(());
+                }
+                if !r.taken && inner.may_combine(&q) {
+                    q.combiners += 1;
+                    drop(r);
+                    inner.combine(q, &self.ret, Mode::OneRun);
+                    continue;
+                }
+                r.waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// Writes never block the executor: a handle whose buffer is full while its
+    /// previous batch is still being hashed returns `Pending` and is woken when the
+    /// batch is done. When the combiner role comes to a task, it hashes one run of
+    /// batches inside `poll_write`/`poll_flush` (CPU work, like any hasher's
+    /// `update`) and hands the role on. `poll_flush` waits for the batch at the server,
+    /// so that [`StreamHasher::finalize`] after `flush().await` never waits.
+    impl tokio::io::AsyncWrite for StreamHasher {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            data: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            let this = self.get_mut();
+            if data.is_empty() {
+                return Poll::Ready(Ok(0));
+            }
+            let cap = this.inner.batch;
+            while this.buf.len() >= cap {
+                // Hand the batch in and go on buffering: whoever needs a result next
+                // (this task included) hashes everything queued by then, in the lanes.
+                if let HandIn::Full = this.hand_in() {
+                    if this.poll_wait(cx, true).is_pending() {
+                        return Poll::Pending;
+                    }
+                    continue;
+                }
+                if !this.outstanding {
+                    this.submit();
+                }
+            }
+            let n = (cap - this.buf.len()).min(data.len());
+            this.buf.extend_from_slice(&data[..n]);
+            this.len = this.len.wrapping_add(n as u64);
+            Poll::Ready(Ok(n))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            while this.outstanding {
+                if this.poll_wait(cx, false).is_pending() {
+                    return Poll::Pending;
+                }
+                this.take_result();
+            }
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            self.poll_flush(cx)
+        }
+    }
+}
+
+#[cfg(feature = "digest")]
+mod digest_traits {
+    use super::StreamHasher;
+    use ::digest::{
+        typenum::U16, FixedOutput, FixedOutputReset, HashMarker, Output, OutputSizeUser, Reset,
+        Update,
+    };
+
+    impl HashMarker for StreamHasher {}
+
+    impl OutputSizeUser for StreamHasher {
+        type OutputSize = U16;
+    }
+
+    impl Update for StreamHasher {
+        #[inline]
+        fn update(&mut self, data: &[u8]) {
+            self.update_bytes(data);
+        }
+    }
+
+    impl FixedOutput for StreamHasher {
+        fn finalize_into(self, out: &mut Output<Self>) {
+            out.copy_from_slice(StreamHasher::finalize(&self).as_bytes());
+        }
+    }
+
+    impl FixedOutputReset for StreamHasher {
+        fn finalize_into_reset(&mut self, out: &mut Output<Self>) {
+            out.copy_from_slice(StreamHasher::finalize(self).as_bytes());
+            StreamHasher::reset(self);
+        }
+    }
+
+    impl Reset for StreamHasher {
+        fn reset(&mut self) {
+            StreamHasher::reset(self);
+        }
+    }
+}
