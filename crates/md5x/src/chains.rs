@@ -678,7 +678,7 @@ fn hash_parts(
             // Idle lanes repeat part 0; their results are dropped.
             *v = &bufs[if l < n { l } else { 0 }][..];
         }
-        (kern.compress)(&mut st[..4 * kern.lanes], &views[..kern.lanes], last / 64);
+        kern.compress(&mut st[..4 * kern.lanes], &views[..kern.lanes], last / 64);
         done += last as u64;
     }
     // Every read but the last is whole blocks (`chunk` is a multiple of 64).

@@ -392,7 +392,7 @@ pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8],
                 src(first_live)
             }
         });
-        (k.compress)(state, &ptrs[..lanes], nblocks);
+        k.compress(state, &ptrs[..lanes], nblocks);
         for l in 0..lanes {
             if job[l] == IDLE {
                 continue;

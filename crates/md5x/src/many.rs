@@ -348,7 +348,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
                 live_src
             }
         });
-        (k.compress)(state, &ptrs[..lanes], nblocks);
+        k.compress(state, &ptrs[..lanes], nblocks);
 
         for (l, lj) in ln.iter_mut().enumerate() {
             if lj.job == IDLE {

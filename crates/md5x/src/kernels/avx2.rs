@@ -35,15 +35,9 @@ mod imp {
         Some(LaneKernel {
             lanes: 8 * groups,
             width: 8,
-            compress: by_groups!(groups, compress)?,
-            strided: by_groups!(groups, strided, strided)?,
+            strided: by_groups!(groups, strided)?,
             min_live: 2,
         })
-    }
-
-    /// Safe entry for contiguous blocks.
-    fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        strided::<G>(state, lanes, nblocks, 64)
     }
 
     /// Safe entry: checks AVX2 (a cached flag), then runs the kernel
@@ -192,7 +186,7 @@ mod imp {
             }
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
-                check(k.compress, 8, k.lanes, 3, g as u64);
+                check(|s, l, n| k.compress(s, l, n), 8, k.lanes, 3, g as u64);
                 check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
             }
         }

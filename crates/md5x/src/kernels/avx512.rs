@@ -40,15 +40,9 @@ mod imp {
         Some(LaneKernel {
             lanes: 16 * groups,
             width: 16,
-            compress: by_groups!(groups, compress)?,
-            strided: by_groups!(groups, strided, strided)?,
+            strided: by_groups!(groups, strided)?,
             min_live: 2,
         })
-    }
-
-    /// Safe entry for contiguous blocks.
-    fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        strided::<G>(state, lanes, nblocks, 64)
     }
 
     /// Safe entry: checks AVX512F (a cached flag), then runs the kernel
@@ -212,7 +206,7 @@ mod imp {
             }
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
-                check(k.compress, 16, k.lanes, 3, 20 + g as u64);
+                check(|s, l, n| k.compress(s, l, n), 16, k.lanes, 3, 20 + g as u64);
                 check_strided(k.strided, 16, k.lanes, 3, 50 + 20 + g as u64);
             }
         }

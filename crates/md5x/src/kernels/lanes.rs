@@ -92,15 +92,19 @@ pub(crate) struct LaneKernel {
     pub lanes: usize,
     /// Lanes per vector.
     pub width: usize,
-    /// The compress function (contiguous blocks per lane).
-    pub compress: fn(&mut [u32], &[&[u8]], usize),
-    /// The compress function with a byte stride between a lane's blocks.
+    /// The compress function, with a byte stride between a lane's blocks.
     pub strided: fn(&mut [u32], &[&[u8]], usize, usize),
     /// Below this many live messages, the single-stream kernel is faster (measured).
     pub min_live: usize,
 }
 
 impl LaneKernel {
+    /// Compress `nblocks` consecutive blocks of every lane (stride 64).
+    #[inline]
+    pub(crate) fn compress(&self, state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
+        (self.strided)(state, lanes, nblocks, 64)
+    }
+
     /// Index of word `w` of lane `l` in the state layout.
     #[inline(always)]
     pub(crate) fn at(&self, lane: usize, w: usize) -> usize {
@@ -109,21 +113,8 @@ impl LaneKernel {
 }
 
 /// Compress `nblocks` blocks of every lane into `state` with `G` interleaved groups of
-/// `V::LANES` lanes (layout: see [`LaneKernel`]).
-///
-/// # Panics
-///
-/// If `state` or `lanes` has the wrong length, or a lane is shorter than `64 * nblocks`.
-#[inline(always)]
-pub(crate) fn compress<V: Lane, const G: usize>(
-    state: &mut [u32],
-    lanes: &[&[u8]],
-    nblocks: usize,
-) {
-    compress_strided::<V, G>(state, lanes, nblocks, 64)
-}
-
-/// [`compress`] with block `b` of lane `l` at `lanes[l][b * stride..][..64]`.
+/// `V::LANES` lanes (layout: see [`LaneKernel`]); block `b` of lane `l` is
+/// `lanes[l][b * stride..][..64]` (`stride` = 64 for consecutive blocks).
 ///
 /// # Panics
 ///
@@ -373,21 +364,23 @@ impl<const N: usize> Lane for PortableTernlog<N> {
 }
 
 /// The portable lane kernel with `N` lanes and `G` groups, as a plain function.
+#[cfg(test)]
 pub(crate) fn compress_portable<const N: usize, const G: usize>(
     state: &mut [u32],
     lanes: &[&[u8]],
     nblocks: usize,
 ) {
-    compress::<Portable<N>, G>(state, lanes, nblocks)
+    compress_strided::<Portable<N>, G>(state, lanes, nblocks, 64)
 }
 
 /// The portable lane kernel with AVX-512's ternary-logic round functions.
+#[cfg(test)]
 pub(crate) fn compress_portable_ternlog<const N: usize, const G: usize>(
     state: &mut [u32],
     lanes: &[&[u8]],
     nblocks: usize,
 ) {
-    compress::<PortableTernlog<N>, G>(state, lanes, nblocks)
+    compress_strided::<PortableTernlog<N>, G>(state, lanes, nblocks, 64)
 }
 
 /// [`compress_portable`] with a stride (see [`LaneKernel`]).
@@ -416,7 +409,6 @@ pub(crate) fn portable_kernel<const N: usize, const G: usize>(min_live: usize) -
     LaneKernel {
         lanes: N * G,
         width: N,
-        compress: compress_portable::<N, G>,
         strided: strided_portable::<N, G>,
         min_live,
     }
@@ -430,31 +422,20 @@ pub(crate) fn portable_kernel_shape(
     ternlog: bool,
     min_live: usize,
 ) -> Option<LaneKernel> {
-    type Pair = (
-        fn(&mut [u32], &[&[u8]], usize),
-        fn(&mut [u32], &[&[u8]], usize, usize),
-    );
-    let (compress, strided): Pair = match (width, groups, ternlog) {
-        (4, 1, false) => (compress_portable::<4, 1>, strided_portable::<4, 1>),
-        (4, 2, false) => (compress_portable::<4, 2>, strided_portable::<4, 2>),
-        (8, 1, false) => (compress_portable::<8, 1>, strided_portable::<8, 1>),
-        (8, 2, false) => (compress_portable::<8, 2>, strided_portable::<8, 2>),
-        (16, 1, false) => (compress_portable::<16, 1>, strided_portable::<16, 1>),
-        (16, 2, false) => (compress_portable::<16, 2>, strided_portable::<16, 2>),
-        (16, 1, true) => (
-            compress_portable_ternlog::<16, 1>,
-            strided_portable_ternlog::<16, 1>,
-        ),
-        (16, 2, true) => (
-            compress_portable_ternlog::<16, 2>,
-            strided_portable_ternlog::<16, 2>,
-        ),
+    let strided: fn(&mut [u32], &[&[u8]], usize, usize) = match (width, groups, ternlog) {
+        (4, 1, false) => strided_portable::<4, 1>,
+        (4, 2, false) => strided_portable::<4, 2>,
+        (8, 1, false) => strided_portable::<8, 1>,
+        (8, 2, false) => strided_portable::<8, 2>,
+        (16, 1, false) => strided_portable::<16, 1>,
+        (16, 2, false) => strided_portable::<16, 2>,
+        (16, 1, true) => strided_portable_ternlog::<16, 1>,
+        (16, 2, true) => strided_portable_ternlog::<16, 2>,
         _ => return None,
     };
     Some(LaneKernel {
         lanes: width * groups,
         width,
-        compress,
         strided,
         min_live,
     })
@@ -463,14 +444,6 @@ pub(crate) fn portable_kernel_shape(
 /// Pick the monomorphised kernel for a run-time group count (1 to 3).
 macro_rules! by_groups {
     ($groups:expr, $f:ident) => {
-        match $groups {
-            1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize)),
-            2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize)),
-            3 => Some($f::<3> as fn(&mut [u32], &[&[u8]], usize)),
-            _ => None,
-        }
-    };
-    ($groups:expr, $f:ident, strided) => {
         match $groups {
             1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize, usize)),
             2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize, usize)),
@@ -512,7 +485,7 @@ pub(crate) mod tests {
     /// Lane `l` hashes `nblocks` blocks of its own bytes from its own random state;
     /// compare every lane with the scalar kernel.
     pub(crate) fn check(
-        kernel: fn(&mut [u32], &[&[u8]], usize),
+        kernel: impl Fn(&mut [u32], &[&[u8]], usize),
         width: usize,
         lanes: usize,
         nblocks: usize,
@@ -531,25 +504,19 @@ pub(crate) mod tests {
         let init: Vec<[u32; 4]> = (0..lanes)
             .map(|_| [next(), next(), next(), next()])
             .collect();
-        let k = LaneKernel {
-            lanes,
-            width,
-            compress: kernel,
-            strided: strided_portable::<4, 1>, // unused here
-            min_live: 1,
-        };
+        let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
         let mut state = vec![0u32; 4 * lanes];
         for (l, s) in init.iter().enumerate() {
             for (w, &v) in s.iter().enumerate() {
-                state[k.at(l, w)] = v;
+                state[at(l, w)] = v;
             }
         }
-        (k.compress)(&mut state, &views, nblocks);
+        kernel(&mut state, &views, nblocks);
         for l in 0..lanes {
             let mut s = init[l];
             let (blocks, _) = views[l][..nblocks * 64].as_chunks::<64>();
             portable::compress(&mut s, blocks);
-            let got: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+            let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
             assert_eq!(got, s, "lane {l} of {lanes} (width {width})");
         }
     }

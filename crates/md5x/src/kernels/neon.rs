@@ -35,18 +35,12 @@ mod imp {
         Some(LaneKernel {
             lanes: 4 * groups,
             width: 4,
-            compress: by_groups!(groups, compress)?,
-            strided: by_groups!(groups, strided, strided)?,
+            strided: by_groups!(groups, strided)?,
             min_live: 2,
         })
     }
 
-    /// NEON is enabled for the whole build (checked by this module's `cfg`).
-    fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        lanes::compress::<Neon, G>(state, lanes, nblocks)
-    }
-
-    /// [`compress`] with a stride between a lane's blocks.
+    /// The kernel entry (a stride between a lane's blocks; see `LaneKernel`). NEON is enabled for the whole build (checked by this module's `cfg`).
     fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
         lanes::compress_strided::<Neon, G>(state, lanes, nblocks, stride)
     }
@@ -152,7 +146,7 @@ mod imp {
         fn neon_lanes_match_scalar() {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
-                check(k.compress, 4, k.lanes, 3, 30 + g as u64);
+                check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 30 + g as u64);
                 check_strided(k.strided, 4, k.lanes, 3, 50 + 30 + g as u64);
             }
         }

@@ -33,18 +33,12 @@ mod imp {
         Some(LaneKernel {
             lanes: 4 * groups,
             width: 4,
-            compress: by_groups!(groups, compress)?,
-            strided: by_groups!(groups, strided, strided)?,
+            strided: by_groups!(groups, strided)?,
             min_live: 2,
         })
     }
 
-    /// SSE2 is part of x86-64: no run-time check is needed.
-    fn compress<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize) {
-        lanes::compress::<Sse2, G>(state, lanes, nblocks)
-    }
-
-    /// [`compress`] with a stride between a lane's blocks.
+    /// The kernel entry (a stride between a lane's blocks; see `LaneKernel`). SSE2 is part of x86-64: no run-time check is needed.
     fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
         lanes::compress_strided::<Sse2, G>(state, lanes, nblocks, stride)
     }
@@ -149,7 +143,7 @@ mod imp {
         fn sse2_lanes_match_scalar() {
             for g in 1..=3 {
                 let k = super::kernel(g).unwrap();
-                check(k.compress, 4, k.lanes, 3, 10 + g as u64);
+                check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 10 + g as u64);
                 check_strided(k.strided, 4, k.lanes, 3, 50 + 10 + g as u64);
             }
         }
