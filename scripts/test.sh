@@ -23,8 +23,13 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo clippy (no_std, no default features)"
 cargo clippy -p md5x --no-default-features --lib -- -D warnings
+echo "== cargo clippy (all features: rayon, tokio)"
+cargo clippy -p md5x --all-targets --all-features -- -D warnings
 echo "== cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
+echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite)"
+cargo test -p md5x --release --all-features --lib --test many_lanes --test server
+cargo test -p md5x --release --all-features --doc
 
 # Miri (undefined-behaviour checker) over the library's unit tests, where the nightly
 # toolchain with miri can be had on this machine; said plainly when it cannot.
