@@ -31,6 +31,22 @@ echo "== cargo test (library with all features: par_hash_many, the Server's Asyn
 cargo test -p md5x --release --all-features --lib --test many_lanes --test server
 cargo test -p md5x --release --all-features --doc
 
+# aarch64 (the NEON lane kernels and the portable kernel) under qemu-user, with Debian's
+# cross linker; said plainly when the toolchain cannot be had here.
+apt_install qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross || true
+if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
+    rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; then
+    echo "== cargo test on aarch64 under qemu (NEON)"
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+    arm=(cargo test -p md5x --release --target aarch64-unknown-linux-gnu)
+    "${arm[@]}" --lib --test many_lanes --test scalar_kernels --test chains
+    # Everything in vectors.rs but the 4 GiB message, which emulation makes too slow.
+    "${arm[@]}" --test vectors -- --skip more_than_4_gib
+else
+    echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
+fi
+
 # Miri (undefined-behaviour checker) over the library's unit tests, where the nightly
 # toolchain with miri can be had on this machine; said plainly when it cannot.
 if rustup toolchain list 2>/dev/null | grep -q nightly &&
