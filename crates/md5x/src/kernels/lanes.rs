@@ -77,6 +77,18 @@ pub(crate) const TERNLOG_H: i32 = 0x96;
 /// `!I(b, c, d) = c ^ (!b & d)`.
 pub(crate) const TERNLOG_NOT_I: i32 = 0xC6;
 
+/// MD5's constants as the lane steps add them: `K[i]`, except round 4's `K[i] - 1`
+/// (the `-1` of `x + I = (x - 1) - !I`, see [`Lane::not_i`]).
+static STEP_K: [u32; 64] = {
+    let mut k = K;
+    let mut i = 48;
+    while i < 64 {
+        k[i] = k[i].wrapping_sub(1);
+        i += 1;
+    }
+    k
+};
+
 /// A lane kernel as the schedulers see it: `compress(state, lanes, nblocks)`.
 ///
 /// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
@@ -139,6 +151,10 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
             .expect("block count overflows"),
     };
     assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+    // The step constants are read through `black_box`: seen as constants, LLVM moves
+    // `+ K` after `+ F(b, c, d)`, one more add on every step's critical path (the
+    // portable kernel has the same note). Loaded, they join `a + m` early.
+    let k: &[u32; 64] = core::hint::black_box(&STEP_K);
 
     let mut s: [[V; 4]; G] =
         core::array::from_fn(|g| core::array::from_fn(|w| V::load(&state[(g * 4 + w) * n..])));
@@ -158,16 +174,16 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
                 }
             };
             (@F, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(const { K[$i] })).add(V::f($b, $c, $d))
+                $p.add(V::splat(k[$i])).add(V::f($b, $c, $d))
             };
             (@G, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                V::add_g($p.add(V::splat(const { K[$i] })), $b, $c, $d)
+                V::add_g($p.add(V::splat(k[$i])), $b, $c, $d)
             };
             (@H, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(const { K[$i] })).add(V::h($b, $c, $d))
+                $p.add(V::splat(k[$i])).add(V::h($b, $c, $d))
             };
             (@I, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(const { K[$i].wrapping_sub(1) }))
+                $p.add(V::splat(k[$i]))
                     .sub(V::not_i($b, $c, $d))
             };
         }

@@ -11,13 +11,13 @@ use super::lanes::LaneKernel;
 
 /// Interleaved 4-lane groups per call when the lanes can be filled: 3. Measured with
 /// `many_report` (1, 2 and 3 groups): on Zen 4, 1.72, 0.94 and 0.94 cycles/byte at
-/// 8 KiB; on Zen 5 (AMD EPYC family 26, 2026-11-23, 48 messages), 3.74, 3.03 and 2.12
-/// at 1 KiB.
+/// 8 KiB; on Zen 5 (AMD EPYC family 26, 2026-11-23, 48 messages), 2.95, 1.51 and 1.05
+/// at 8 KiB (with the step constants loaded, see `lanes.rs`).
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
 /// Zen 5 figures above: what `hash_many` weighs against idle lanes in its last rounds.
-pub(crate) const SPEED: [u32; 3] = [80, 100, 140];
+pub(crate) const SPEED: [u32; 3] = [51, 100, 144];
 
 /// The SSE2 lane kernel with `groups` groups of 4 lanes (1 to 3), on x86-64.
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
