@@ -17,10 +17,11 @@ use super::lanes::LaneKernel;
 pub(crate) const GROUPS: usize = 2;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
-/// Zen 5 figures (after the step constants were loaded, see `lanes.rs`: 0.64, 0.45 and
-/// 0.39 cycles/byte at 8 KiB, 0.69, 0.48 and 0.58 at 1 MiB, 48 messages): what
-/// `hash_many` weighs against idle lanes in its last rounds.
-pub(crate) const SPEED: [u32; 3] = [70, 100, 90];
+/// Zen 5 figures (after the step constants were loaded and a lone group's sum made
+/// opaque, see `lanes.rs`: 0.53, 0.45 and 0.39 cycles/byte at 8 KiB, 0.57, 0.48 and
+/// 0.53 at 1 MiB, 48 messages): what `hash_many` weighs against idle lanes in its
+/// last rounds.
+pub(crate) const SPEED: [u32; 3] = [85, 100, 90];
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
 /// AVX512F.
@@ -84,6 +85,7 @@ mod imp {
 
     impl Lane for Avx512 {
         const LANES: usize = 16;
+        const OPAQUE_SUM_ALONE: bool = true;
         #[inline(always)]
         fn splat(x: u32) -> Self {
             // SAFETY: AVX512F is available (see the type's comment).

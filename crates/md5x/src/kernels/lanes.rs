@@ -20,6 +20,12 @@ use super::{word_index, K};
 pub(crate) trait Lane: Copy {
     /// 32-bit lanes in one vector.
     const LANES: usize;
+    /// Whether a lone group (G = 1) should pass each step's `a + m + K` through
+    /// `black_box`, so the compiler cannot add `K` after the round function, on the
+    /// critical path. It costs a store and a load per step, off that path: worth it
+    /// where one group is bound by latency and has the ports to spare (AVX-512 on Zen 5,
+    /// 1.57 -> 1.90 bytes/cycle), a loss elsewhere (AVX2 2 groups 1.32 -> 1.22).
+    const OPAQUE_SUM_ALONE: bool = false;
     /// Every lane set to `x`.
     fn splat(x: u32) -> Self;
     /// Lane-wise wrapping add.
@@ -173,18 +179,26 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
                     xg[$a] = b.add(t.rotl::<$r, { 32 - $r }>());
                 }
             };
+            // `a + m + K` (round 4's K is already K - 1, see `STEP_K`).
+            (@sum, $i:expr, $p:expr) => {{
+                let sum = $p.add(V::splat(k[$i]));
+                if V::OPAQUE_SUM_ALONE && G == 1 {
+                    core::hint::black_box(sum)
+                } else {
+                    sum
+                }
+            }};
             (@F, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(k[$i])).add(V::f($b, $c, $d))
+                step!(@sum, $i, $p).add(V::f($b, $c, $d))
             };
             (@G, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                V::add_g($p.add(V::splat(k[$i])), $b, $c, $d)
+                V::add_g(step!(@sum, $i, $p), $b, $c, $d)
             };
             (@H, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(k[$i])).add(V::h($b, $c, $d))
+                step!(@sum, $i, $p).add(V::h($b, $c, $d))
             };
             (@I, $i:expr, $p:expr, $b:expr, $c:expr, $d:expr) => {
-                $p.add(V::splat(k[$i]))
-                    .sub(V::not_i($b, $c, $d))
+                step!(@sum, $i, $p).sub(V::not_i($b, $c, $d))
             };
         }
         // Four steps; the roles of the state words rotate (a, b, c, d) -> (d, a, b, c).
