@@ -724,32 +724,13 @@ fn read_full_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::R
 /// Feed `len` bytes of `file` from `offset` into `h`, with positioned reads.
 #[cfg(feature = "std")]
 fn read_range(file: &std::fs::File, offset: u64, len: u64, h: &mut Md5) -> std::io::Result<()> {
-    #[cfg(unix)]
-    use std::os::unix::fs::FileExt;
-    #[cfg(windows)]
-    use std::os::windows::fs::FileExt;
     let mut buf = alloc::vec![0u8; (1 << 20).min(len as usize).max(1)];
     let mut done = 0u64;
     while done < len {
         let want = buf.len().min((len - done) as usize);
-        #[cfg(unix)]
-        let got = file.read_at(&mut buf[..want], offset + done);
-        #[cfg(windows)]
-        let got = file.seek_read(&mut buf[..want], offset + done);
-        match got {
-            Ok(0) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "file shrank while it was read",
-                ))
-            }
-            Ok(n) => {
-                h.update(&buf[..n]);
-                done += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+        read_full_at(file, &mut buf[..want], offset + done)?;
+        h.update(&buf[..want]);
+        done += want as u64;
     }
     Ok(())
 }
