@@ -625,9 +625,10 @@ pub fn etag_file_with(
     Ok(ETag::multipart(outer.finalize(), parts as u32))
 }
 
-/// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`:
-/// side by side in the lanes when the backend has a lane kernel and `count` pays for
-/// it, else one after the other. `bufs` is the caller's reusable read buffers.
+/// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`,
+/// read a chunk of each in turn and hashed side by side in the lanes (or one by one
+/// where the lanes would not pay; `hash_jobs` decides). `bufs` is the caller's
+/// reusable read buffers.
 #[cfg(feature = "std")]
 fn hash_parts(
     backend: Backend,
@@ -638,19 +639,7 @@ fn hash_parts(
     bufs: &mut alloc::vec::Vec<alloc::vec::Vec<u8>>,
 ) -> std::io::Result<alloc::vec::Vec<Digest>> {
     let n = count as usize;
-    let kernel = backend
-        .lane_kernel()
-        .filter(|k| n >= k.min_live.max(2) && n <= k.lanes)
-        .and_then(|k| backend.lane_kernel_groups(n.div_ceil(k.width)));
-    let Some(kern) = kernel else {
-        return (0..count)
-            .map(|p| {
-                let mut h = Md5::with_backend(backend);
-                read_range(file, start + p * len, len, &mut h)?;
-                Ok(h.finalize())
-            })
-            .collect();
-    };
+    let kernel = crate::many::shape_for(backend, n);
     // Chunks of 256 KiB per part: 16 lanes read 4 MiB per round, which stays in L2/L3
     // between the read and the hash.
     const CHUNK: usize = 256 << 10;
@@ -659,12 +648,7 @@ fn hash_parts(
     for b in bufs.iter_mut() {
         b.resize(chunk, 0);
     }
-    let mut st = [0u32; 4 * MAX_LANES];
-    for l in 0..kern.lanes {
-        for (w, &v) in INIT.iter().enumerate() {
-            st[kern.at(l, w)] = v;
-        }
-    }
+    let mut states = alloc::vec![INIT; n];
     // The last read's length: the part's partial block, if any, ends there.
     let mut done = 0u64;
     let mut last = 0;
@@ -673,21 +657,23 @@ fn hash_parts(
         for (p, b) in bufs.iter_mut().enumerate() {
             read_full_at(file, &mut b[..last], start + p as u64 * len + done)?;
         }
-        let mut views: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
-        for (l, v) in views[..kern.lanes].iter_mut().enumerate() {
-            // Idle lanes repeat part 0; their results are dropped.
-            *v = &bufs[if l < n { l } else { 0 }][..];
-        }
-        kern.compress(&mut st[..4 * kern.lanes], &views[..kern.lanes], last / 64);
+        let whole = last / 64 * 64;
+        let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> = bufs
+            .iter()
+            .zip(states.iter_mut())
+            .map(|(b, s)| (&b[..whole], s))
+            .collect();
+        crate::lanes::hash_jobs(kernel.as_ref(), backend, &mut jobs);
         done += last as u64;
     }
     // Every read but the last is whole blocks (`chunk` is a multiple of 64).
     let tail = last / 64 * 64..last;
-    Ok((0..n)
-        .map(|l| {
-            let mut s: [u32; 4] = core::array::from_fn(|w| st[kern.at(l, w)]);
-            finish(backend, &mut s, &bufs[l][tail.clone()], len);
-            state_to_digest(&s)
+    Ok(states
+        .iter_mut()
+        .zip(bufs.iter())
+        .map(|(s, b)| {
+            finish(backend, s, &b[tail.clone()], len);
+            state_to_digest(s)
         })
         .collect())
 }

@@ -286,18 +286,7 @@ impl<T> Lanes<T> {
                 (&e.buf[..whole], &mut e.state)
             })
             .collect();
-        let used_lanes = match self.kernel {
-            Some(k) if jobs.len() >= k.min_live.max(2) => {
-                compress_jobs(&k, self.backend, &mut jobs);
-                true
-            }
-            _ => {
-                for (data, state) in jobs.iter_mut() {
-                    self.backend.compress(state, data.as_chunks::<64>().0);
-                }
-                false
-            }
-        };
+        let used_lanes = hash_jobs(self.kernel.as_ref(), self.backend, &mut jobs);
         drop(jobs);
         for (i, e) in self.entries.iter_mut().enumerate() {
             if !ready(e) {
@@ -333,6 +322,29 @@ impl<T> fmt::Debug for Lanes<T> {
             .field("pending", &self.pending())
             .field("completions", &self.done.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// Hash every job's whole blocks (`data.len()` a multiple of 64) into its state: side
+/// by side in `kernel`'s lanes when there are jobs enough for the lanes to pay (the
+/// kernel's `min_live`, and at least two), else one by one on `scalar`'s kernel.
+/// Returns whether the lanes ran.
+pub(crate) fn hash_jobs(
+    kernel: Option<&LaneKernel>,
+    scalar: Backend,
+    jobs: &mut [(&[u8], &mut [u32; 4])],
+) -> bool {
+    match kernel {
+        Some(k) if jobs.len() >= k.min_live.max(2) => {
+            compress_jobs(k, scalar, jobs);
+            true
+        }
+        _ => {
+            for (data, state) in jobs.iter_mut() {
+                scalar.compress(state, data.as_chunks::<64>().0);
+            }
+            false
+        }
     }
 }
 

@@ -97,7 +97,7 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 /// lengths on AVX2 (speeds 50 : 100 : 128): up to 8 messages take 1 group, 9 to 16
 /// take 2, 17 to 24 take 3, 25 to 32 take 2 (two full rounds of 16 beat 24 + 8), 33 or
 /// more take 3.
-fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
+pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
     let speed = backend.group_speed()?;
     let mut best: Option<(u64, LaneKernel)> = None;
     for g in 1..=3 {

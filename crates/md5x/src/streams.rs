@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use crate::hasher::{finish, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
-use crate::lanes::compress_jobs;
+use crate::lanes::hash_jobs;
 use crate::many::MAX_LANES;
 use crate::{Backend, Digest};
 
@@ -390,16 +390,12 @@ impl Inner {
         let n = refs.len() as u64;
         self.runs.fetch_add(1, Ordering::Relaxed);
         self.batches.fetch_add(n, Ordering::Relaxed);
-        match self.kernel_for(refs.len()) {
-            Some(k) if refs.len() >= k.min_live.max(2) => {
-                self.lane_batches.fetch_add(n, Ordering::Relaxed);
-                compress_jobs(&k, self.backend, &mut refs)
-            }
-            _ => {
-                for (data, state) in refs.iter_mut() {
-                    self.backend.compress(state, data.as_chunks::<64>().0);
-                }
-            }
+        if hash_jobs(
+            self.kernel_for(refs.len()).as_ref(),
+            self.backend,
+            &mut refs,
+        ) {
+            self.lane_batches.fetch_add(n, Ordering::Relaxed);
         }
     }
 
