@@ -91,7 +91,8 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
     }
 }
 
-/// The group count for `n` messages: the one with the least estimated time, rounds of
+/// The group count for `n` messages (or jobs: the Server's batches and `etag_file`'s
+/// parts choose with it too): the one with the least estimated time, rounds of
 /// full lanes (`ceil(n / lanes) * lanes` lane-slots, idle ones included) over the
 /// kernel's measured speed with that many groups. Ties go to fewer groups. With equal
 /// lengths on AVX2 (speeds 50 : 100 : 128): up to 8 messages take 1 group, 9 to 16

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use crate::hasher::{finish, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
 use crate::lanes::hash_jobs;
-use crate::many::MAX_LANES;
+use crate::many::{shape_for, MAX_LANES};
 use crate::{Backend, Digest};
 
 /// Default bytes a handle buffers before it hands a batch to the server.
@@ -101,7 +101,6 @@ struct Inner {
     backend: Backend,
     /// The lane kernel with 1, 2 and 3 groups, where the backend has one.
     kernels: [Option<LaneKernel>; 3],
-    speed: [u32; 3],
     /// Most batches one combiner run takes.
     max_take: usize,
     max_combiners: usize,
@@ -261,7 +260,6 @@ impl Server {
             inner: Arc::new(Inner {
                 backend,
                 kernels,
-                speed: backend.group_speed().unwrap_or([100; 3]),
                 max_take,
                 max_combiners,
                 full_run: kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1),
@@ -360,21 +358,6 @@ impl core::fmt::Debug for Server {
 }
 
 impl Inner {
-    /// The lane kernel for `n` batches: the group count with the least estimated time
-    /// (rounds of full lanes over the measured speed), as `hash_many` chooses.
-    fn kernel_for(&self, n: usize) -> Option<LaneKernel> {
-        let mut best: Option<(u64, LaneKernel)> = None;
-        for (g, k) in self.kernels.iter().enumerate() {
-            let Some(k) = k else { continue };
-            let slots = n.div_ceil(k.lanes).max(1) as u64 * k.lanes as u64;
-            let cost = slots * 1000 / u64::from(self.speed[g].max(1));
-            if best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, *k));
-            }
-        }
-        best.map(|(_, k)| k)
-    }
-
     /// Whether a thread that needs a queued batch's result should take a combiner
     /// role now (else it waits for the running combiners).
     fn may_combine(&self, q: &Queue) -> bool {
@@ -390,11 +373,9 @@ impl Inner {
         let n = refs.len() as u64;
         self.runs.fetch_add(1, Ordering::Relaxed);
         self.batches.fetch_add(n, Ordering::Relaxed);
-        if hash_jobs(
-            self.kernel_for(refs.len()).as_ref(),
-            self.backend,
-            &mut refs,
-        ) {
+        // The group count for this many batches, as hash_many chooses it.
+        let kernel = shape_for(self.backend, refs.len());
+        if hash_jobs(kernel.as_ref(), self.backend, &mut refs) {
             self.lane_batches.fetch_add(n, Ordering::Relaxed);
         }
     }
