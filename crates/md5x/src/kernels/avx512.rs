@@ -31,9 +31,7 @@ pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
-    use super::super::lanes::{
-        self, by_groups, Lane, LaneKernel, TERNLOG_F, TERNLOG_G, TERNLOG_H, TERNLOG_NOT_I,
-    };
+    use super::super::lanes::{self, by_groups, ternlog_round_functions, Lane, LaneKernel};
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -180,22 +178,7 @@ mod imp {
                 out
             }
         }
-        #[inline(always)]
-        fn f(b: Self, c: Self, d: Self) -> Self {
-            Self::tern::<TERNLOG_F>(b, c, d)
-        }
-        #[inline(always)]
-        fn add_g(x: Self, b: Self, c: Self, d: Self) -> Self {
-            x.add(Self::tern::<TERNLOG_G>(b, c, d))
-        }
-        #[inline(always)]
-        fn h(b: Self, c: Self, d: Self) -> Self {
-            Self::tern::<TERNLOG_H>(b, c, d)
-        }
-        #[inline(always)]
-        fn not_i(b: Self, c: Self, d: Self) -> Self {
-            Self::tern::<TERNLOG_NOT_I>(b, c, d)
-        }
+        ternlog_round_functions!();
     }
 
     #[cfg(test)]

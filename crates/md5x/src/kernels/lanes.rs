@@ -95,6 +95,32 @@ static STEP_K: [u32; 64] = {
     k
 };
 
+/// F, G, H and `!I` as one `vpternlogd` each (the truth tables above), for a [`Lane`]
+/// type with an associated `tern::<IMM>(a, b, c)`. The AVX-512 kernel and
+/// [`PortableTernlog`], which runs those round functions on every machine, both expand
+/// this, so what the portable tests check is what AVX-512 runs.
+macro_rules! ternlog_round_functions {
+    () => {
+        #[inline(always)]
+        fn f(b: Self, c: Self, d: Self) -> Self {
+            Self::tern::<{ $crate::kernels::lanes::TERNLOG_F }>(b, c, d)
+        }
+        #[inline(always)]
+        fn add_g(x: Self, b: Self, c: Self, d: Self) -> Self {
+            x.add(Self::tern::<{ $crate::kernels::lanes::TERNLOG_G }>(b, c, d))
+        }
+        #[inline(always)]
+        fn h(b: Self, c: Self, d: Self) -> Self {
+            Self::tern::<{ $crate::kernels::lanes::TERNLOG_H }>(b, c, d)
+        }
+        #[inline(always)]
+        fn not_i(b: Self, c: Self, d: Self) -> Self {
+            Self::tern::<{ $crate::kernels::lanes::TERNLOG_NOT_I }>(b, c, d)
+        }
+    };
+}
+pub(crate) use ternlog_round_functions;
+
 /// A lane kernel as the schedulers see it: `compress(state, lanes, nblocks)`.
 ///
 /// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
@@ -375,22 +401,7 @@ impl<const N: usize> Lane for PortableTernlog<N> {
     fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
         Portable::load_message(lanes, offset).map(PortableTernlog)
     }
-    #[inline(always)]
-    fn f(b: Self, c: Self, d: Self) -> Self {
-        Self::tern::<TERNLOG_F>(b, c, d)
-    }
-    #[inline(always)]
-    fn add_g(x: Self, b: Self, c: Self, d: Self) -> Self {
-        x.add(Self::tern::<TERNLOG_G>(b, c, d))
-    }
-    #[inline(always)]
-    fn h(b: Self, c: Self, d: Self) -> Self {
-        Self::tern::<TERNLOG_H>(b, c, d)
-    }
-    #[inline(always)]
-    fn not_i(b: Self, c: Self, d: Self) -> Self {
-        Self::tern::<TERNLOG_NOT_I>(b, c, d)
-    }
+    ternlog_round_functions!();
 }
 
 /// The portable lane kernel with `N` lanes and `G` groups, as a plain function.
