@@ -80,22 +80,34 @@ fn run(name: &str, engine: Engine, buf: &[u8], a: usize, b: usize, c: usize, max
     h.update(&buf[..b]);
     report(name, "B", 1, b, t0, first8(h.finalize()));
 
+    run_c(name, buf, c, max_threads, |mine: &[&[u8]]| {
+        mine.iter()
+            .map(|m| first8(engine.oneshot(m)))
+            .fold(0, u64::wrapping_add)
+    });
+}
+
+/// The C workloads: `c` bytes of messages of each size, on 1..=`max_threads` threads;
+/// thread i takes messages [count * i / threads, count * (i + 1) / threads) and
+/// `hash_share` returns the check of its share.
+fn run_c(
+    name: &str,
+    buf: &[u8],
+    c: usize,
+    max_threads: usize,
+    hash_share: impl Fn(&[&[u8]]) -> u64 + Sync,
+) {
     for (workload, size) in [("C-64", 64), ("C-1K", 1024), ("C-8K", 8192), ("C-1M", MIB)] {
         let count = c / size;
+        let msgs: Vec<&[u8]> = buf[..count * size].chunks(size).collect();
         for threads in 1..=max_threads {
             let t0 = Instant::now();
             let check = std::thread::scope(|s| {
-                // Thread i takes messages [count * i / threads, count * (i + 1) / threads).
-                let run =
-                    |i: usize| &buf[count * i / threads * size..count * (i + 1) / threads * size];
                 let handles: Vec<_> = (0..threads)
                     .map(|i| {
-                        s.spawn(move || {
-                            run(i)
-                                .chunks(size)
-                                .map(|m| first8(engine.oneshot(m)))
-                                .fold(0, u64::wrapping_add)
-                        })
+                        let mine = &msgs[count * i / threads..count * (i + 1) / threads];
+                        let hash_share = &hash_share;
+                        s.spawn(move || hash_share(mine))
                     })
                     .collect();
                 handles
@@ -111,31 +123,12 @@ fn run(name: &str, engine: Engine, buf: &[u8], a: usize, b: usize, c: usize, max
 /// The C workloads through `md5x::hash_many`: each thread hashes its share of the
 /// messages side by side in the lanes.
 fn run_many(buf: &[u8], c: usize, max_threads: usize) {
-    for (workload, size) in [("C-64", 64), ("C-1K", 1024), ("C-8K", 8192), ("C-1M", MIB)] {
-        let count = c / size;
-        let msgs: Vec<&[u8]> = buf[..count * size].chunks(size).collect();
-        for threads in 1..=max_threads {
-            let t0 = Instant::now();
-            let check = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|i| {
-                        let mine = &msgs[count * i / threads..count * (i + 1) / threads];
-                        s.spawn(move || {
-                            md5x::hash_many(mine)
-                                .into_iter()
-                                .map(first8)
-                                .fold(0, u64::wrapping_add)
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap())
-                    .fold(0, u64::wrapping_add)
-            });
-            report("md5x-many", workload, threads, count * size, t0, check);
-        }
-    }
+    run_c("md5x-many", buf, c, max_threads, |mine: &[&[u8]]| {
+        md5x::hash_many(mine)
+            .into_iter()
+            .map(first8)
+            .fold(0, u64::wrapping_add)
+    });
 }
 
 fn main() {
