@@ -15,6 +15,18 @@ const SIZES: [(usize, &str); 4] = [
     (1 << 20, "1 MiB"),
 ];
 
+/// One row of the table.
+fn row(b: Backend, mode: &str, label: &str, s: &md5x::clock::Speed) -> String {
+    format!(
+        "{:<8} {:<24} {:>8} {:>10.1} {:>8.2}\n",
+        b.name(),
+        mode,
+        label,
+        s.mbps,
+        s.cycles_per_byte
+    )
+}
+
 /// Write and flush; `false` when standard output is gone.
 fn say(out: &mut impl Write, text: &str) -> bool {
     out.write_all(text.as_bytes())
@@ -60,15 +72,8 @@ pub fn run() -> i32 {
                 },
                 n,
             );
-            let row = format!(
-                "{:<8} {:<24} {:>8} {:>10.1} {:>8.2}\n",
-                b.name(),
-                "single-stream",
-                label,
-                s.mbps,
-                s.cycles_per_byte
-            );
-            if !say(&mut out, &row) {
+            let line = row(b, "single-stream", label, &s);
+            if !say(&mut out, &line) {
                 return 1;
             }
         }
@@ -85,15 +90,8 @@ pub fn run() -> i32 {
                 || md5x::hash_many_into_with(b, std::hint::black_box(&msgs), &mut digests),
                 n * count,
             );
-            let row = format!(
-                "{:<8} {:<24} {:>8} {:>10.1} {:>8.2}\n",
-                b.name(),
-                mode,
-                label,
-                s.mbps,
-                s.cycles_per_byte
-            );
-            if !say(&mut out, &row) {
+            let line = row(b, &mode, label, &s);
+            if !say(&mut out, &line) {
                 return 1;
             }
         }
