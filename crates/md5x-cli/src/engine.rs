@@ -255,16 +255,10 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
                 .filter_map(|&p| Etag::new(p, threshold).ok())
                 .collect();
             stream(r, &mut hs, cfg)?;
-            let mut seen_one_part = false;
+            // The first size that matches is reported (every size gives the same
+            // one-part ETag; check mode then says "one part").
             for (h, p) in hs.iter().zip(sizes) {
                 let Ok(t) = h.finalize() else { continue };
-                if t.parts() == Some(1) {
-                    // Every part size gives the same one-part ETag: report the first.
-                    if seen_one_part {
-                        continue;
-                    }
-                    seen_one_part = true;
-                }
                 if t == target {
                     return Ok(Sum {
                         part_size: Some(p),
