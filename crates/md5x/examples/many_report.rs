@@ -94,6 +94,24 @@ fn main() {
     }
 }
 
+/// A buffer with room for `len` bytes starting on a 64-byte boundary; [`aligned`]
+/// finds them and fills them (byte i = i mod 251). Page-aligned buffers (`mmap`, Go's
+/// allocator) start there; a plain `Vec<u8>` this large starts 16 bytes past one
+/// (glibc's header), which splits every 64-byte block across two cache lines: 5-10%
+/// slower with 32 or more lanes here (see ARCHITECTURE.md, "Measured on Zen 5").
+fn padded(len: usize) -> Vec<u8> {
+    vec![0u8; len + 64]
+}
+
+fn aligned(buf: &mut [u8], len: usize) -> &[u8] {
+    let skip = buf.as_ptr().align_offset(64);
+    let data = &mut buf[skip..skip + len];
+    for (i, b) in data.iter_mut().enumerate() {
+        *b = (i % 251) as u8;
+    }
+    data
+}
+
 fn msgs(data: &[u8], size: usize, count: usize) -> Vec<&[u8]> {
     (0..count)
         .map(|i| &data[i * size..(i + 1) * size])
@@ -139,7 +157,8 @@ fn table() {
     let counts = list("MD5X_COUNTS", &[16, 24, 32, 48]);
     let rounds = list("MD5X_ROUNDS", &[9])[0];
     let max = sizes.iter().max().unwrap() * counts.iter().max().unwrap();
-    let data: Vec<u8> = (0..max).map(|i| (i % 251) as u8).collect();
+    let mut buf = padded(max);
+    let data = aligned(&mut buf, max);
     let rows = rows();
     // Every cell is measured once per round, rounds interleaved over all cells, and
     // the best round kept: interference from other work only ever slows a slice.
@@ -153,7 +172,7 @@ fn table() {
     }
     for _ in 0..rounds {
         for (r, count, size, best) in cells.iter_mut() {
-            let m = msgs(&data, *size, *count);
+            let m = msgs(data, *size, *count);
             let mut out = vec![Digest::new([0; 16]); *count];
             let f = &rows[*r].1;
             let sp = measure(|| f(std::hint::black_box(&m), &mut out), *size * *count);
@@ -183,12 +202,13 @@ fn table() {
 /// With `n` live messages, lanes (forced, cut-over 1) against the single-stream kernel.
 fn cutover() {
     let scalar = scalar_backend();
-    let data: Vec<u8> = (0..16usize << 20).map(|i| (i % 251) as u8).collect();
+    let mut buf = padded(16 << 20);
+    let data = aligned(&mut buf, 16 << 20);
     for b in Backend::all_supported().filter(|b| b.lanes() > 1) {
         for size in [64usize, 1 << 10, 8 << 10] {
             println!("{b}, {size}-byte messages: cycles/byte, scalar ({scalar}) vs lanes (groups to fit)");
             for n in 1..=6usize {
-                let m = msgs(&data, size, n);
+                let m = msgs(data, size, n);
                 let mut out = vec![Digest::new([0; 16]); n];
                 let s = measure(
                     || md5x::hash_many_into_with(scalar, std::hint::black_box(&m), &mut out),
@@ -221,8 +241,9 @@ fn cutover() {
 fn par() {
     let size = 8 << 10;
     let count = 512;
-    let data: Vec<u8> = (0..size * count).map(|i| (i % 251) as u8).collect();
-    let m = msgs(&data, size, count);
+    let mut buf = padded(size * count);
+    let data = aligned(&mut buf, size * count);
+    let m = msgs(data, size, count);
     let mut out = vec![Digest::new([0; 16]); count];
     let b = Backend::active();
     let one = measure(|| md5x::hash_many_into_with(b, &m, &mut out), size * count);

@@ -139,9 +139,20 @@ fn main() {
         .collect();
     assert!(n.len() == 4, "{usage}");
     let (a, b, c, max_threads) = (n[0] * MIB, n[1] * MIB, n[2] * MIB, n[3]);
-    let buf: Vec<u8> = (0..b.max(c).max(8192)).map(|i| (i % 251) as u8).collect();
+    // The buffer starts on a 64-byte boundary, as page-aligned buffers do (Go's
+    // allocator gives md5-simd one; OpenSSL's peer gets `malloc`'s, whose 16-byte offset
+    // matters little to a one-stream kernel). A `Vec<u8>` this large starts 16 bytes past
+    // one, which splits every block of every lane across two cache lines.
+    let len = b.max(c).max(8192);
+    let mut raw = vec![0u8; len + 64];
+    let skip = raw.as_ptr().align_offset(64);
+    let buf = &mut raw[skip..skip + len];
+    for (i, x) in buf.iter_mut().enumerate() {
+        *x = (i % 251) as u8;
+    }
+    let buf = &*buf;
 
-    run("md5x", Engine::Default, &buf, a, b, c, max_threads);
+    run("md5x", Engine::Default, buf, a, b, c, max_threads);
     let list = std::env::var("MD5X_PEER_BACKENDS").unwrap_or_else(|_| "portable".into());
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let backend: Backend = name.parse().unwrap_or_else(|e| panic!("{e}"));
@@ -151,12 +162,12 @@ fn main() {
         run(
             &format!("md5x-{backend}"),
             Engine::Forced(backend),
-            &buf,
+            buf,
             a,
             b,
             c,
             max_threads,
         );
     }
-    run_many(&buf, c, max_threads);
+    run_many(buf, c, max_threads);
 }

@@ -9,19 +9,18 @@
 
 use super::lanes::LaneKernel;
 
-/// Interleaved 16-lane groups per call: 2. Measured with `many_report` (1, 2 and 3
-/// groups): on Zen 4, 0.57, 0.47 and 0.56 cycles/byte at 8 KiB; on Zen 5 (AMD EPYC
-/// family 26, 2026-11-23, 96 messages), 0.68, 0.36 and 0.41 at 8 KiB and 0.72, 0.39
-/// and 0.58 at 1 MiB: 48 lanes are too many streams for the caches. (3 groups win at
-/// 1 KiB, 0.31 against 0.50, where all the data sits in L1.)
-pub(crate) const GROUPS: usize = 2;
+/// Interleaved 16-lane groups per call: 3. Measured with `many_report` (1, 2 and 3
+/// groups, 96 messages, 64-byte aligned, each lane's data prefetched four blocks ahead
+/// with 1 or 3 groups, see `lanes.rs`) on Zen 5 (AMD EPYC family 26, 2026-11-23):
+/// 1.62, 2.52 and 3.06 bytes/cycle at 1 KiB, 1.88, 2.95 and 2.90 at 8 KiB, 1.85, 2.73
+/// and 3.12 at 1 MiB. (Before the prefetch, 3 groups fell to 1.4 at 1 MiB: 48 streams
+/// from memory are more than the hardware prefetchers follow.)
+pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
-/// Zen 5 figures (after the step constants were loaded and a lone group's sum made
-/// opaque, see `lanes.rs`: 0.53, 0.45 and 0.39 cycles/byte at 8 KiB, 0.57, 0.48 and
-/// 0.53 at 1 MiB, 48 messages): what `hash_many` weighs against idle lanes in its
+/// figures above at 8 KiB and 1 MiB: what `hash_many` weighs against idle lanes in its
 /// last rounds.
-pub(crate) const SPEED: [u32; 3] = [85, 100, 90];
+pub(crate) const SPEED: [u32; 3] = [66, 100, 106];
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
 /// AVX512F.
@@ -119,6 +118,12 @@ mod imp {
             debug_assert_eq!(L + R, 32);
             // SAFETY: AVX512F is available (see the type's comment).
             Avx512(unsafe { _mm512_rol_epi32::<L>(self.0) })
+        }
+        #[inline(always)]
+        fn prefetch(data: &[u8]) {
+            // SAFETY: a prefetch reads nothing the program sees and cannot fault; the
+            // address is inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().cast()) }
         }
         #[inline(always)]
         fn load(words: &[u32]) -> Self {
