@@ -22,6 +22,10 @@ pub(crate) const MAX_LANES: usize = 48;
 /// Inputs of any and uneven lengths are hashed side by side in the vector lanes of
 /// one core (see [`Backend::lanes`]); the result is exactly `inputs.iter().map(md5)`.
 ///
+/// Any alignment works. Messages that start on 64-byte boundaries (page-aligned or
+/// `mmap`ed buffers) run fastest: otherwise every 64-byte block spans two cache lines,
+/// which cost 5-15% with 32 or more lanes in this project's measurements.
+///
 /// ```
 /// let digests = md5x::hash_many(&[&b"abc"[..], b"", b"message digest"]);
 /// assert_eq!(digests[0], md5x::md5(b"abc"));
