@@ -11,9 +11,9 @@ use super::lanes::LaneKernel;
 
 /// Interleaved 16-lane groups per call: 3. Measured with `many_report` (1, 2 and 3
 /// groups, 96 messages, 64-byte aligned, each lane's data prefetched four blocks ahead
-/// with 1 or 3 groups, see `lanes.rs`) on Zen 5 (AMD EPYC family 26, 2026-11-23):
-/// 1.62, 2.52 and 3.06 bytes/cycle at 1 KiB, 1.88, 2.95 and 2.90 at 8 KiB, 1.85, 2.73
-/// and 3.12 at 1 MiB. (Before the prefetch, 3 groups fell to 1.4 at 1 MiB: 48 streams
+/// with 1 or 3 groups, see `PREFETCH_AHEAD` below) on Zen 5 (AMD EPYC family 26,
+/// 2026-11-23): 1.62, 2.52 and 3.06 bytes/cycle at 1 KiB, 1.88, 2.95 and 2.90 at 8 KiB,
+/// 1.85, 2.73 and 3.12 at 1 MiB. (Before the prefetch, 3 groups fell to 1.4 at 1 MiB: 48 streams
 /// from memory are more than the hardware prefetchers follow.)
 pub(crate) const GROUPS: usize = 3;
 
@@ -83,6 +83,10 @@ mod imp {
     impl Lane for Avx512 {
         const LANES: usize = 16;
         const OPAQUE_SUM_ALONE: bool = true;
+        /// Measured on Zen 5 (`many_report`, 64 messages of 1 MiB from memory, 64-byte
+        /// aligned): 1 group 1.72 -> 1.89 bytes/cycle, 3 groups 1.42 -> 2.25 (48 streams
+        /// are more than the hardware prefetchers follow); 2 groups lost 3-5%.
+        const PREFETCH_AHEAD: [usize; 3] = [4, 0, 4];
         #[inline(always)]
         fn splat(x: u32) -> Self {
             // SAFETY: AVX512F is available (see the type's comment).

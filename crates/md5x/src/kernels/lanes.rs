@@ -40,9 +40,12 @@ pub(crate) trait Lane: Copy {
     fn xor(self, o: Self) -> Self;
     /// Rotate every lane left by `L`; `R` is `32 - L` (shift immediates must be consts).
     fn rotl<const L: i32, const R: i32>(self) -> Self;
-    /// Hint that `data` will be read soon (see [`prefetch_ahead`]). Only AVX-512
-    /// implements it: its 16 or 48 streams gain. AVX2's 24 streams lost with it (3
-    /// groups, 48 messages of 1 MiB: 1.53 -> 1.25 bytes/cycle) and SSE2 saw no change.
+    /// Blocks ahead that each lane's data is prefetched with 1, 2 and 3 groups; 0 for
+    /// none. The default is none: AVX2 lost with it (3 groups, 48 messages of 1 MiB:
+    /// 1.53 -> 1.25 bytes/cycle) and SSE2 saw no change. With 0 the prefetch code is
+    /// compiled out.
+    const PREFETCH_AHEAD: [usize; 3] = [0; 3];
+    /// Hint that `data` will be read soon; called only where `PREFETCH_AHEAD` is not 0.
     #[inline(always)]
     fn prefetch(data: &[u8]) {
         let _ = data;
@@ -130,18 +133,6 @@ macro_rules! ternlog_round_functions {
 #[cfg_attr(any(not(target_arch = "x86_64"), miri), allow(unused_imports))]
 pub(crate) use ternlog_round_functions;
 
-/// Blocks ahead that each lane's data is prefetched with `G` groups (see
-/// [`Lane::prefetch`]). Measured with AVX-512 on Zen 5 (`many_report`, 64 messages of
-/// 1 MiB from memory, 64-byte aligned): 1 group 1.72 -> 1.89 bytes/cycle, 3 groups 1.42
-/// -> 2.25; 2 groups lost 3-5% (the prefetchers keep up with 32 streams), so not there.
-const fn prefetch_ahead(groups: usize) -> usize {
-    if groups == 2 {
-        0
-    } else {
-        4
-    }
-}
-
 /// A lane kernel as the schedulers see it: `compress(state, lanes, nblocks)`.
 ///
 /// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
@@ -212,7 +203,7 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
     let mut s: [[V; 4]; G] =
         core::array::from_fn(|g| core::array::from_fn(|w| V::load(&state[(g * 4 + w) * n..])));
     for blk in 0..nblocks {
-        let ahead = const { prefetch_ahead(G) };
+        let ahead = const { V::PREFETCH_AHEAD[G - 1] };
         if ahead > 0 && blk + ahead < nblocks {
             for l in lanes {
                 V::prefetch(&l[(blk + ahead) * stride..]);
