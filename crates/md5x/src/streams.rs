@@ -19,7 +19,9 @@
 //!
 //! A stream that is alone (no other writer in the middle of a write, nothing at the
 //! server) never touches the queue: its blocks are hashed in place on its own thread
-//! by the scalar kernel, as [`Md5`](crate::Md5) does. Nothing about a stream stays in
+//! by the scalar kernel, as [`Md5`](crate::Md5) does, straight from the caller's
+//! writes (only a partial block is copied) for a batch's worth of bytes before it
+//! looks again. Nothing about a stream stays in
 //! the server once its batches are done, and a dropped handle takes its queued
 //! batches with it, so handles that come and go leave nothing behind.
 
@@ -299,6 +301,7 @@ impl Server {
             spare: Vec::new(),
             ret: Arc::new(Ret::default()),
             outstanding: false,
+            solo_left: 0,
         }
     }
 
@@ -537,6 +540,9 @@ pub struct StreamHasher {
     ret: Arc<Ret>,
     /// A batch is at the server; `state` is the one before it.
     outstanding: bool,
+    /// Bytes this stream may still hash in place on its own thread, without copying,
+    /// since it last found itself alone (see [`StreamHasher::hash_solo`]).
+    solo_left: usize,
 }
 
 impl Default for StreamHasher {
@@ -606,31 +612,54 @@ impl StreamHasher {
         }
     }
 
-    /// Whether no other stream is hashing (this one has no batch at the server).
-    fn alone(&self) -> bool {
-        self.inner.writing.load(Ordering::Relaxed) <= 1
+    /// Whether no other stream is hashing or about to hand in a batch: nothing is at
+    /// the server and no thread but the `mine` counted by the caller is inside an
+    /// overflowing write. (This stream has no batch at the server when it asks.)
+    fn alone(&self, mine: usize) -> bool {
+        self.inner.writing.load(Ordering::Relaxed) <= mine
             && self.inner.queued.load(Ordering::Relaxed) == 0
     }
 
-    fn update_bytes(&mut self, mut data: &[u8]) {
+    fn update_bytes(&mut self, data: &[u8]) {
         self.len = self.len.wrapping_add(data.len() as u64);
+        let mut data = data;
+        while !data.is_empty() {
+            data = self.feed(data);
+        }
+    }
+
+    /// Take bytes from `data`; return what is left for another pass (only after this
+    /// stream found itself alone and has more to hash in place).
+    fn feed<'d>(&mut self, mut data: &'d [u8]) -> &'d [u8] {
         let cap = self.inner.batch;
+        while self.solo_left > 0 && !self.outstanding {
+            data = self.hash_solo(data);
+            // A batch's worth hashed alone: look again, as a buffer-full write would.
+            if self.solo_left == 0 && self.alone(0) {
+                self.solo_left = cap;
+            }
+            if data.is_empty() {
+                return data;
+            }
+        }
         if self.buf.len() + data.len() <= cap {
             self.buf.extend_from_slice(data);
-            return;
+            return &[];
         }
         self.inner.writing.fetch_add(1, Ordering::Relaxed);
         loop {
             let room = cap.saturating_sub(self.buf.len());
             if data.len() <= room {
                 self.buf.extend_from_slice(data);
+                data = &[];
                 break;
             }
-            if !self.outstanding && self.alone() {
+            if !self.outstanding && self.alone(1) {
                 // No other stream is hashing: this one alone, in place, on the scalar
-                // kernel, like `Md5`.
+                // kernel, like `Md5`; and its next batch's worth of writes too.
                 data = self.hash_alone(data);
-                continue;
+                self.solo_left = cap;
+                break;
             }
             // Fill the buffer (while the previous batch, if any, is being hashed),
             // then hand it in.
@@ -650,6 +679,41 @@ impl StreamHasher {
             }
         }
         self.inner.writing.fetch_sub(1, Ordering::Relaxed);
+        data
+    }
+
+    /// Hash up to `solo_left` bytes of `data` in place on the scalar kernel, as
+    /// [`Md5`](crate::Md5) does: only a partial block is copied. A stream that found
+    /// itself alone does this for a batch's worth of writes before it looks again, so
+    /// a lone writer's small writes are never copied into batches. Meanwhile it counts
+    /// in `writing`, so that a stream that starts writing sees it and does not go
+    /// alone too; once the other stream's batch is queued, this one's next look finds
+    /// it. Returns the rest of `data`.
+    fn hash_solo<'d>(&mut self, data: &'d [u8]) -> &'d [u8] {
+        debug_assert!(!self.outstanding);
+        let b = self.inner.backend;
+        let n = data.len().min(self.solo_left);
+        self.solo_left -= n;
+        let (mut now, rest) = data.split_at(n);
+        self.inner.writing.fetch_add(1, Ordering::Relaxed);
+        // Whole blocks buffered (by `AsyncWrite`), then the partial block, first.
+        let whole = self.buf.len() / 64 * 64;
+        b.compress(&mut self.state, self.buf[..whole].as_chunks::<64>().0);
+        self.buf.drain(..whole);
+        if !self.buf.is_empty() {
+            let take = (64 - self.buf.len()).min(now.len());
+            self.buf.extend_from_slice(&now[..take]);
+            now = &now[take..];
+            if self.buf.len() == 64 {
+                b.compress(&mut self.state, self.buf.as_chunks::<64>().0);
+                self.buf.clear();
+            }
+        }
+        let (blocks, tail) = now.as_chunks::<64>();
+        b.compress(&mut self.state, blocks);
+        self.buf.extend_from_slice(tail);
+        self.inner.writing.fetch_sub(1, Ordering::Relaxed);
+        rest
     }
 
     /// Hash the buffer's whole blocks and up to one batch of `data`'s whole blocks in

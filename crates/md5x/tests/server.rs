@@ -120,6 +120,40 @@ fn one_writer_alone_and_small_writes() {
     }
 }
 
+/// A stream that is alone hashes its writes in place for a batch's worth of bytes at a
+/// time, then looks again: across many such renewals, with writes of every awkward
+/// size (partial blocks carried between writes), the digest is right at every point
+/// and nothing goes through the server.
+#[test]
+fn lone_writer_in_place_across_many_batches() {
+    let sizes = [1usize, 7, 63, 64, 65, 4095, 4096, 4097, 10_000, 130];
+    for s in servers() {
+        let total = 20 * s.batch_bytes() + 777;
+        let msg = message(total as u64, total);
+        let mut h = s.hasher();
+        let (mut pos, mut i) = (0, 0);
+        while pos < msg.len() {
+            let n = sizes[i % sizes.len()].min(msg.len() - pos);
+            h.update(&msg[pos..pos + n]);
+            pos += n;
+            i += 1;
+            if i % 997 == 0 {
+                assert_eq!(
+                    h.finalize(),
+                    reference(&msg[..pos]),
+                    "{} at {pos}",
+                    s.backend()
+                );
+            }
+        }
+        assert_eq!(h.finalize(), reference(&msg), "{} {total}", s.backend());
+        let st = s.stats();
+        assert_eq!((st.batches, st.runs), (0, 0), "{}: {st:?}", s.backend());
+        drop(h);
+        assert_idle(&s, 0);
+    }
+}
+
 #[test]
 fn finalize_keeps_the_stream_going() {
     let s = Server::with_config(Backend::active(), 4096);
@@ -408,6 +442,44 @@ mod tokio_tests {
         assert_eq!(st.runs, 10, "{st:?}");
         assert_eq!(st.lane_batches, 0, "{st:?}");
         assert_idle(&s, 0);
+    }
+
+    /// One handle written through both interfaces: `AsyncWrite` leaves whole blocks
+    /// buffered (or a batch at the server), and blocking writes that hash in place
+    /// must take those first.
+    #[test]
+    fn async_and_blocking_writes_on_one_handle() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for s in servers() {
+            let msg = message(21, 6 * s.batch_bytes() + 1234);
+            let mut h = s.hasher();
+            let mut pos = 0;
+            let mut step = 0;
+            while pos < msg.len() {
+                let n = [10_000, 3000, 50, 5000, 64, 129][step % 6].min(msg.len() - pos);
+                let piece = &msg[pos..pos + n];
+                if step % 2 == 0 {
+                    h.update(piece);
+                } else {
+                    rt.block_on(AsyncWriteExt::write_all(&mut h, piece))
+                        .unwrap();
+                }
+                pos += n;
+                step += 1;
+                assert_eq!(
+                    h.finalize(),
+                    reference(&msg[..pos]),
+                    "{} at {pos}",
+                    s.backend()
+                );
+            }
+            rt.block_on(AsyncWriteExt::flush(&mut h)).unwrap();
+            assert_eq!(h.finalize(), reference(&msg), "{}", s.backend());
+            drop(h);
+            assert_idle(&s, 0);
+        }
     }
 
     #[test]
