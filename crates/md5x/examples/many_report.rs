@@ -239,8 +239,9 @@ fn cutover() {
 
 #[cfg(feature = "rayon")]
 fn par() {
-    let size = 8 << 10;
-    let count = 512;
+    // `MD5X_SIZES` / `MD5X_COUNTS`: the first of each (default 512 messages of 8 KiB).
+    let size = list("MD5X_SIZES", &[8 << 10])[0];
+    let count = list("MD5X_COUNTS", &[512])[0];
     let mut buf = padded(size * count);
     let data = aligned(&mut buf, size * count);
     let m = msgs(data, size, count);

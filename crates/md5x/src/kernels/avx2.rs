@@ -10,8 +10,14 @@ use super::lanes::LaneKernel;
 /// `many_report` on Zen 4: 1 group is latency-bound (0.78 cycles/byte), 2 and 3 tie at
 /// 8 KiB (0.59), 3 wins at 1 KiB. On Zen 5 (AMD EPYC family 26, 2026-11-23, 48
 /// messages), 3 wins at every size: 1.55, 0.79 and 0.61 cycles/byte at 8 KiB, 1.56,
-/// 0.86 and 0.67 at 1 MiB. (Issue 4's figures for Zen 3 agree: about 1.3, 2.4 and
-/// 2.8-3.0 bytes/cycle.) With fewer messages, `hash_many` picks fewer groups.
+/// 0.86 and 0.67 at 1 MiB. On Zen 3 (AMD EPYC family 25, 2026-11-23), 2 and 3 tie:
+/// 1.17, 1.95 and 1.93 bytes/cycle at 8 KiB with 48 messages (3 groups 2.03 with 24),
+/// 1.17, 1.79 and 1.70 at 1 MiB; issue 4 expected about 1.3, 2.4 and 2.8-3.0 there.
+/// Three groups' state (12 registers) leaves 4 of the 16 for temporaries, so LLVM
+/// spills. Tried on Zen 3 without effect: an empty `asm!` register barrier on
+/// `a + m + K` (LLVM adds `F` first in some steps, but the out-of-order core hides
+/// it) and a pre-splatted constant table instead of `vpbroadcastd`. With fewer
+/// messages, `hash_many` picks fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
@@ -35,37 +41,94 @@ mod imp {
         Some(LaneKernel {
             lanes: 8 * groups,
             width: 8,
-            strided: by_groups!(groups, strided)?,
+            strided: match prefetch_pays() {
+                true => by_groups!(groups, strided_prefetch)?,
+                false => by_groups!(groups, strided)?,
+            },
             min_live: 2,
         })
     }
 
-    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel
-    /// with a stride between a lane's blocks.
-    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
-        assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
-        // SAFETY: the CPU has AVX2 (checked just above), the only requirement of
-        // `compress_avx2` beyond its (checked) arguments.
-        unsafe { compress_avx2::<G>(state, lanes, nblocks, stride) }
+    /// Whether the lanes' data should be prefetched (see `Lane::PREFETCH_AHEAD`): on
+    /// AMD family 25 (Zen 3 and Zen 4), where it was measured to pay; not elsewhere
+    /// (on Zen 5 it cost 18% at 1 MiB). Read with `cpuid` once, then cached.
+    ///
+    /// Zen 3, 2026-11-23, `peer_bench 0 0 128 1` (128 MiB of messages from memory,
+    /// one core), median of 5 alternating runs without and with: 1248 -> 1338 MB/s at
+    /// 64 B, 2676 -> 3559 at 1 KiB, 4146 -> 4982 at 8 KiB, 3253 -> 4617 at 1 MiB.
+    pub(super) fn prefetch_pays() -> bool {
+        use core::sync::atomic::{AtomicU8, Ordering};
+        static PAYS: AtomicU8 = AtomicU8::new(0);
+        match PAYS.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
+                // (A safe function in newer Rust; `unsafe` before, hence the allow.)
+                #[allow(unused_unsafe)]
+                let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
+                let amd =
+                    (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+                // Family: base 0xF plus the extended family field.
+                let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
+                let pays = amd && family == 0x19;
+                PAYS.store(if pays { 2 } else { 1 }, Ordering::Relaxed);
+                pays
+            }
+        }
     }
 
-    #[target_feature(enable = "avx2")]
-    fn compress_avx2<const G: usize>(
+    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel
+    /// with a stride between a lane's blocks.
+    pub(super) fn strided<const G: usize>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
         stride: usize,
     ) {
-        lanes::compress_strided::<Avx2, G>(state, lanes, nblocks, stride)
+        assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
+        // SAFETY: the CPU has AVX2 (checked just above), the only requirement of
+        // `compress_avx2` beyond its (checked) arguments.
+        unsafe { compress_avx2::<G, false>(state, lanes, nblocks, stride) }
     }
 
-    /// Eight lanes. Values of this type exist only inside `compress_avx2`, which runs
-    /// only on CPUs with AVX2: that is what makes the intrinsics below sound.
-    #[derive(Clone, Copy)]
-    struct Avx2(__m256i);
+    /// [`strided`], prefetching each lane's data 4 blocks ahead.
+    pub(super) fn strided_prefetch<const G: usize>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
+        // SAFETY: as in `strided`.
+        unsafe { compress_avx2::<G, true>(state, lanes, nblocks, stride) }
+    }
 
-    impl Lane for Avx2 {
+    #[target_feature(enable = "avx2")]
+    fn compress_avx2<const G: usize, const PREFETCH: bool>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        lanes::compress_strided::<Avx2<PREFETCH>, G>(state, lanes, nblocks, stride)
+    }
+
+    /// Eight lanes; with `PREFETCH`, each lane's data is prefetched 4 blocks ahead.
+    /// Values of this type exist only inside `compress_avx2`, which runs only on CPUs
+    /// with AVX2: that is what makes the intrinsics below sound.
+    #[derive(Clone, Copy)]
+    struct Avx2<const PREFETCH: bool>(__m256i);
+
+    impl<const PREFETCH: bool> Lane for Avx2<PREFETCH> {
         const LANES: usize = 8;
+        const PREFETCH_AHEAD: [usize; 3] = if PREFETCH { [4; 3] } else { [0; 3] };
+        #[inline(always)]
+        fn prefetch(data: &[u8]) {
+            // SAFETY: a prefetch reads nothing the program sees and cannot fault; the
+            // address is inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().cast()) }
+        }
         #[inline(always)]
         fn splat(x: u32) -> Self {
             // SAFETY: AVX2 is available (see the type's comment).
@@ -189,6 +252,29 @@ mod imp {
                 check(|s, l, n| k.compress(s, l, n), 8, k.lanes, 3, g as u64);
                 check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
             }
+            // Both variants, whichever this CPU picks: with the prefetch (8 blocks, so
+            // that it runs ahead of the kernel) and without.
+            type Entry = fn(&mut [u32], &[&[u8]], usize, usize);
+            let variants: [(Entry, Entry, Entry); 2] = [
+                (
+                    super::strided::<1>,
+                    super::strided::<2>,
+                    super::strided::<3>,
+                ),
+                (
+                    super::strided_prefetch::<1>,
+                    super::strided_prefetch::<2>,
+                    super::strided_prefetch::<3>,
+                ),
+            ];
+            for (v, (e1, e2, e3)) in variants.into_iter().enumerate() {
+                for (g, e) in [(1, e1), (2, e2), (3, e3)] {
+                    let seed = 100 + 10 * v as u64 + g as u64;
+                    check(|s, l, n| e(s, l, n, 64), 8, 8 * g, 8, seed);
+                    check_strided(e, 8, 8 * g, 8, seed + 50);
+                }
+            }
+            std::eprintln!("avx2 lanes: prefetch {}", super::prefetch_pays());
         }
     }
 }
