@@ -93,7 +93,8 @@ const GATHER: Duration = Duration::from_micros(300);
 /// through a server as through 16 `Md5`s (`examples/server_bench.rs`, on a shared
 /// machine): one core's lanes, 16 wide, hash 16 streams at about 7 times one `Md5`
 /// while the other core copies the writers' bytes into batches; 32 or more
-/// concurrent streams fill the wider lane sets.
+/// concurrent streams fill the wider lane sets. On a 2-core Zen 3 with AVX2 the same
+/// run gave 2.2 times.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
