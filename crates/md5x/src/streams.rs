@@ -657,8 +657,8 @@ impl StreamHasher {
             }
             if !self.outstanding && self.alone(1) {
                 // No other stream is hashing: this one alone, in place, on the scalar
-                // kernel, like `Md5`; and its next batch's worth of writes too.
-                data = self.hash_alone(data);
+                // kernel, like `Md5` (`hash_solo`, on the caller's next pass: the
+                // buffer, then a batch's worth of `data`).
                 self.solo_left = cap;
                 break;
             }
@@ -683,8 +683,8 @@ impl StreamHasher {
         data
     }
 
-    /// Hash up to `solo_left` bytes of `data` in place on the scalar kernel, as
-    /// [`Md5`](crate::Md5) does: only a partial block is copied. A stream that found
+    /// Hash what the buffer holds and up to `solo_left` bytes of `data` in place on the
+    /// scalar kernel, as [`Md5`](crate::Md5) does: only a partial block is copied. A stream that found
     /// itself alone does this for a batch's worth of writes before it looks again, so
     /// a lone writer's small writes are never copied into batches. Meanwhile it counts
     /// in `writing`, so that a stream that starts writing sees it and does not go
@@ -715,27 +715,6 @@ impl StreamHasher {
         self.buf.extend_from_slice(tail);
         self.inner.writing.fetch_sub(1, Ordering::Relaxed);
         rest
-    }
-
-    /// Hash the buffer's whole blocks and up to one batch of `data`'s whole blocks in
-    /// place on the scalar kernel; return the rest of `data`.
-    fn hash_alone<'d>(&mut self, mut data: &'d [u8]) -> &'d [u8] {
-        let b = self.inner.backend;
-        let part = self.buf.len() % 64;
-        if part > 0 {
-            let take = (64 - part).min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-        }
-        let whole = self.buf.len() / 64 * 64;
-        b.compress(&mut self.state, self.buf[..whole].as_chunks::<64>().0);
-        self.buf.drain(..whole);
-        if self.buf.is_empty() {
-            let n = data.len().min(self.inner.batch) / 64 * 64;
-            b.compress(&mut self.state, data[..n].as_chunks::<64>().0);
-            data = &data[n..];
-        }
-        data
     }
 
     /// Hand the buffer's whole blocks to the server as a batch. Whoever needs a
