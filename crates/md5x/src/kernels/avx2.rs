@@ -42,8 +42,8 @@ mod imp {
             lanes: 8 * groups,
             width: 8,
             strided: match prefetch_pays() {
-                true => by_groups!(groups, strided_prefetch)?,
-                false => by_groups!(groups, strided)?,
+                true => by_groups!(groups, strided, true)?,
+                false => by_groups!(groups, strided, false)?,
             },
             min_live: 2,
         })
@@ -78,9 +78,10 @@ mod imp {
         }
     }
 
-    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel
-    /// with a stride between a lane's blocks.
-    pub(super) fn strided<const G: usize>(
+    /// Safe entry: checks AVX2 (a cached flag), then runs the kernel with a stride
+    /// between a lane's blocks; with `PREFETCH`, each lane's data is prefetched 4
+    /// blocks ahead.
+    pub(super) fn strided<const G: usize, const PREFETCH: bool>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
@@ -89,19 +90,7 @@ mod imp {
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
         // SAFETY: the CPU has AVX2 (checked just above), the only requirement of
         // `compress_avx2` beyond its (checked) arguments.
-        unsafe { compress_avx2::<G, false>(state, lanes, nblocks, stride) }
-    }
-
-    /// [`strided`], prefetching each lane's data 4 blocks ahead.
-    pub(super) fn strided_prefetch<const G: usize>(
-        state: &mut [u32],
-        lanes: &[&[u8]],
-        nblocks: usize,
-        stride: usize,
-    ) {
-        assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
-        // SAFETY: as in `strided`.
-        unsafe { compress_avx2::<G, true>(state, lanes, nblocks, stride) }
+        unsafe { compress_avx2::<G, PREFETCH>(state, lanes, nblocks, stride) }
     }
 
     #[target_feature(enable = "avx2")]
@@ -239,7 +228,9 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
+        use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{check, check_strided};
+        use super::strided;
 
         #[test]
         fn avx2_lanes_match_scalar() {
@@ -254,21 +245,12 @@ mod imp {
             }
             // Both variants, whichever this CPU picks: with the prefetch (8 blocks, so
             // that it runs ahead of the kernel) and without.
-            type Entry = fn(&mut [u32], &[&[u8]], usize, usize);
-            let variants: [(Entry, Entry, Entry); 2] = [
-                (
-                    super::strided::<1>,
-                    super::strided::<2>,
-                    super::strided::<3>,
-                ),
-                (
-                    super::strided_prefetch::<1>,
-                    super::strided_prefetch::<2>,
-                    super::strided_prefetch::<3>,
-                ),
-            ];
-            for (v, (e1, e2, e3)) in variants.into_iter().enumerate() {
-                for (g, e) in [(1, e1), (2, e2), (3, e3)] {
+            for g in 1..=3 {
+                let variants = [
+                    by_groups!(g, strided, false).unwrap(),
+                    by_groups!(g, strided, true).unwrap(),
+                ];
+                for (v, e) in variants.into_iter().enumerate() {
                     let seed = 100 + 10 * v as u64 + g as u64;
                     check(|s, l, n| e(s, l, n, 64), 8, 8 * g, 8, seed);
                     check_strided(e, 8, 8 * g, 8, seed + 50);

@@ -500,15 +500,16 @@ pub(crate) fn portable_kernel_shape(
     })
 }
 
-/// Pick the monomorphised kernel for a run-time group count (1 to 3).
+/// Pick the monomorphised kernel for a run-time group count (1 to 3); any further
+/// const arguments follow the group count (`by_groups!(g, f, true)` is `f::<g, true>`).
 // Under Miri no ISA kernel is compiled, so nothing uses it.
 #[cfg_attr(miri, allow(unused_macros))]
 macro_rules! by_groups {
-    ($groups:expr, $f:ident) => {
+    ($groups:expr, $f:ident $(, $c:expr)*) => {
         match $groups {
-            1 => Some($f::<1> as fn(&mut [u32], &[&[u8]], usize, usize)),
-            2 => Some($f::<2> as fn(&mut [u32], &[&[u8]], usize, usize)),
-            3 => Some($f::<3> as fn(&mut [u32], &[&[u8]], usize, usize)),
+            1 => Some($f::<1 $(, $c)*> as fn(&mut [u32], &[&[u8]], usize, usize)),
+            2 => Some($f::<2 $(, $c)*> as fn(&mut [u32], &[&[u8]], usize, usize)),
+            3 => Some($f::<3 $(, $c)*> as fn(&mut [u32], &[&[u8]], usize, usize)),
             _ => None,
         }
     };
