@@ -43,6 +43,23 @@ fn rss_kib() -> usize {
         .map_or(0, |pages| pages * 4)
 }
 
+/// CPU seconds this process has used (user + system, all threads; Linux), else 0.
+fn cpu_secs() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses: utime and stime are
+    // the 12th and 13th, in clock ticks (100 a second on Linux).
+    let f: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// `threads` writers, each writing its 1 MiB chunk `mib` times to a hasher from
 /// `make`; returns seconds and the digests.
 fn writers<H: Write + Send + 'static>(
@@ -95,11 +112,15 @@ fn main() {
     let gib = (threads * mib) as f64 / 1024.0;
     let (mut best_md5, mut best_srv) = (f64::MAX, f64::MAX);
     let before = server.stats();
+    let (mut srv_wall, mut srv_cpu) = (0.0, 0.0);
     for _ in 0..rounds {
         let (t, a) = writers(threads, mib, Md5::new, Md5::finalize);
         best_md5 = best_md5.min(t);
         let s = server.clone();
+        let cpu0 = cpu_secs();
         let (t, b) = writers(threads, mib, move || s.hasher(), |h| h.finalize());
+        srv_cpu += cpu_secs() - cpu0;
+        srv_wall += t;
         best_srv = best_srv.min(t);
         assert_eq!(a, b, "server digests differ from Md5's");
     }
@@ -114,6 +135,17 @@ fn main() {
         (after.batches - before.batches) as f64 / runs.max(1) as f64,
         100.0 * (after.lane_batches - before.lane_batches) as f64
             / (after.batches - before.batches).max(1) as f64
+    );
+    // Where the server's time went, over all its rounds: combiners hashing and
+    // gathering (wall clock), and the CPU the process used out of what the cores had.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    println!(
+        "  server rounds: {srv_wall:.2} s; combiners hashing {:.2} s ({:.1} GiB/s while \
+         hashing), gathering {:.2} s; CPU {srv_cpu:.2} s of {:.2} s on {cores} cores",
+        (after.hash_nanos - before.hash_nanos) as f64 * 1e-9,
+        gib * rounds as f64 / ((after.hash_nanos - before.hash_nanos) as f64 * 1e-9).max(1e-9),
+        (after.gather_nanos - before.gather_nanos) as f64 * 1e-9,
+        srv_wall * cores
     );
 
     // 2. One writer alone, in 1 MiB writes and in 4 KiB writes.

@@ -126,6 +126,9 @@ struct Inner {
     runs: AtomicU64,
     lane_batches: AtomicU64,
     batches: AtomicU64,
+    /// Wall-clock nanoseconds combiners spent hashing, and waiting for batches.
+    hash_ns: AtomicU64,
+    gather_ns: AtomicU64,
 }
 
 struct Queue {
@@ -174,6 +177,10 @@ struct RetState {
     closed: bool,
 }
 
+fn nanos_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Nothing the server guards is left inconsistent by a panic in user code (none
     // runs under these locks), so a poisoned lock is still good.
@@ -219,6 +226,12 @@ pub struct ServerStats {
     pub batches: u64,
     /// Of those, batches hashed in lane runs (with at least one other batch).
     pub lane_batches: u64,
+    /// Wall-clock nanoseconds that combiners spent hashing (cumulative; a combiner
+    /// that the OS preempts keeps counting).
+    pub hash_nanos: u64,
+    /// Wall-clock nanoseconds that combiners spent waiting for other streams' batches
+    /// before a run (cumulative).
+    pub gather_nanos: u64,
 }
 
 impl Server {
@@ -280,6 +293,8 @@ impl Server {
                 runs: AtomicU64::new(0),
                 lane_batches: AtomicU64::new(0),
                 batches: AtomicU64::new(0),
+                hash_ns: AtomicU64::new(0),
+                gather_ns: AtomicU64::new(0),
             }),
         }
     }
@@ -341,6 +356,8 @@ impl Server {
             runs: self.inner.runs.load(Ordering::Relaxed),
             batches: self.inner.batches.load(Ordering::Relaxed),
             lane_batches: self.inner.lane_batches.load(Ordering::Relaxed),
+            hash_nanos: self.inner.hash_ns.load(Ordering::Relaxed),
+            gather_nanos: self.inner.gather_ns.load(Ordering::Relaxed),
         }
     }
 }
@@ -379,9 +396,11 @@ impl Inner {
         self.batches.fetch_add(n, Ordering::Relaxed);
         // The group count for this many batches, as hash_many chooses it.
         let kernel = shape_for(self.backend, refs.len());
+        let t0 = Instant::now();
         if hash_jobs(kernel.as_ref(), self.backend, &mut refs) {
             self.lane_batches.fetch_add(n, Ordering::Relaxed);
         }
+        self.hash_ns.fetch_add(nanos_since(t0), Ordering::Relaxed);
     }
 
     /// Hold the combiner role (the caller counted itself in `combiners`) until the
@@ -482,16 +501,17 @@ impl Inner {
     /// Wait (briefly) until the active streams that have no batch queued or in flight
     /// have handed in theirs, or the lanes are full.
     fn gather_batches<'a>(&'a self, mut q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
-        let deadline = Instant::now() + GATHER;
+        let start = Instant::now();
+        let deadline = start + GATHER;
         loop {
             let writing = self.writing.load(Ordering::Relaxed);
             let expected = writing.saturating_sub(q.pending.len() + q.in_flight);
             if q.pending.len() >= self.max_take || expected == 0 {
-                return q;
+                break;
             }
             let now = Instant::now();
             if now >= deadline {
-                return q;
+                break;
             }
             q.gathering += 1;
             q = self
@@ -501,6 +521,9 @@ impl Inner {
                 .0;
             q.gathering -= 1;
         }
+        self.gather_ns
+            .fetch_add(nanos_since(start), Ordering::Relaxed);
+        q
     }
 }
 

@@ -45,6 +45,8 @@ fn assert_idle(server: &Server, handles: usize) {
         st.lane_batches <= st.batches && st.runs <= st.batches,
         "{st:?}"
     );
+    // Every combiner run hashes at least one batch of whole blocks: it takes time.
+    assert!(st.runs == 0 || st.hash_nanos > 0, "{st:?}");
 }
 
 /// Servers on every backend, with a small batch so that short tests cross many
