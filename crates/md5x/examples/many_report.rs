@@ -14,6 +14,9 @@
 //! the figures of the table, and converted to cycles with the core clock from
 //! `md5x::clock::ghz` (an add chain of known length; the best of a few readings).
 use md5x::{clock, tuning, Backend, Digest};
+#[path = "common/aligned.rs"]
+mod aligned;
+use aligned::{aligned, padded};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -92,24 +95,6 @@ fn main() {
         "par" => par(),
         _ => table(),
     }
-}
-
-/// A buffer with room for `len` bytes starting on a 64-byte boundary; [`aligned`]
-/// finds them and fills them (byte i = i mod 251). Page-aligned buffers (`mmap`, Go's
-/// allocator) start there; a plain `Vec<u8>` this large starts 16 bytes past one
-/// (glibc's header), which splits every 64-byte block across two cache lines: 5-15%
-/// slower with 32 or more lanes here (see README.md, "Performance").
-fn padded(len: usize) -> Vec<u8> {
-    vec![0u8; len + 64]
-}
-
-fn aligned(buf: &mut [u8], len: usize) -> &[u8] {
-    let skip = buf.as_ptr().align_offset(64);
-    let data = &mut buf[skip..skip + len];
-    for (i, b) in data.iter_mut().enumerate() {
-        *b = (i % 251) as u8;
-    }
-    data
 }
 
 fn msgs(data: &[u8], size: usize, count: usize) -> Vec<&[u8]> {

@@ -22,6 +22,9 @@
 use std::time::Instant;
 
 use md5x::{Backend, Digest, Md5};
+#[path = "common/aligned.rs"]
+mod aligned;
+use aligned::{aligned, padded};
 
 const MIB: usize = 1 << 20;
 
@@ -157,13 +160,8 @@ fn main() {
     // matters little to a one-stream kernel). A `Vec<u8>` this large starts 16 bytes past
     // one, which splits every block of every lane across two cache lines.
     let len = b.max(c).max(8192);
-    let mut raw = vec![0u8; len + 64];
-    let skip = raw.as_ptr().align_offset(64);
-    let buf = &mut raw[skip..skip + len];
-    for (i, x) in buf.iter_mut().enumerate() {
-        *x = (i % 251) as u8;
-    }
-    let buf = &*buf;
+    let mut raw = padded(len);
+    let buf = aligned(&mut raw, len);
 
     run("md5x", Engine::Default, buf, a, b, c, max_threads);
     let list = std::env::var("MD5X_PEER_BACKENDS").unwrap_or_else(|_| "portable".into());
