@@ -646,9 +646,8 @@ impl StreamHasher {
             && self.inner.queued.load(Ordering::Relaxed) == 0
     }
 
-    fn update_bytes(&mut self, data: &[u8]) {
+    fn update_bytes(&mut self, mut data: &[u8]) {
         self.len = self.len.wrapping_add(data.len() as u64);
-        let mut data = data;
         while !data.is_empty() {
             data = self.feed(data);
         }

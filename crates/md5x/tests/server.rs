@@ -361,11 +361,16 @@ mod tokio_tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
+    /// A single-threaded runtime: tasks and the combiner role share one thread.
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+    }
+
     #[test]
     fn async_writers_on_current_thread() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = current_thread();
         for s in servers() {
             let s2 = s.clone();
             rt.block_on(async move {
@@ -423,9 +428,7 @@ mod tokio_tests {
     /// previous is queued) and hashed when the task needs room or the result.
     #[test]
     fn async_single_task_chains_its_batches() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = current_thread();
         let s = Server::with_config(Backend::active(), 4096);
         let msg = message(11, 10 * 4096 + 100);
         let s2 = s.clone();
@@ -451,9 +454,7 @@ mod tokio_tests {
     /// must take those first.
     #[test]
     fn async_and_blocking_writes_on_one_handle() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = current_thread();
         for s in servers() {
             let msg = message(21, 6 * s.batch_bytes() + 1234);
             let mut h = s.hasher();
@@ -498,9 +499,7 @@ mod tokio_tests {
                 assert_eq!(h.finalize(), reference(&msg));
             })
         };
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = current_thread();
         let s2 = s.clone();
         rt.block_on(async move {
             let tasks: Vec<_> = (0..6u64)
