@@ -139,12 +139,13 @@ fn main() {
     // Where the server's time went, over all its rounds: combiners hashing and
     // gathering (wall clock), and the CPU the process used out of what the cores had.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let hashing = (after.hash_nanos - before.hash_nanos) as f64 * 1e-9;
+    let gathering = (after.gather_nanos - before.gather_nanos) as f64 * 1e-9;
     println!(
-        "  server rounds: {srv_wall:.2} s; combiners hashing {:.2} s ({:.1} GiB/s while \
-         hashing), gathering {:.2} s; CPU {srv_cpu:.2} s of {:.2} s on {cores} cores",
-        (after.hash_nanos - before.hash_nanos) as f64 * 1e-9,
-        gib * rounds as f64 / ((after.hash_nanos - before.hash_nanos) as f64 * 1e-9).max(1e-9),
-        (after.gather_nanos - before.gather_nanos) as f64 * 1e-9,
+        "  server rounds: {srv_wall:.2} s; combiners hashing {hashing:.2} s ({:.1} GiB/s \
+         while hashing), gathering {gathering:.2} s; CPU {srv_cpu:.2} s of {:.2} s on \
+         {cores} cores",
+        gib * rounds as f64 / hashing.max(1e-9),
         srv_wall * cores
     );
 
