@@ -21,9 +21,9 @@
 //! server) never touches the queue: its blocks are hashed in place on its own thread
 //! by the scalar kernel, as [`Md5`](crate::Md5) does, straight from the caller's
 //! writes (only a partial block is copied) for a batch's worth of bytes before it
-//! looks again. Nothing about a stream stays in
-//! the server once its batches are done, and a dropped handle takes its queued
-//! batches with it, so handles that come and go leave nothing behind.
+//! looks again. Nothing about a stream stays in the server once its batches are
+//! done, and a dropped handle takes its queued batches with it, so handles that come
+//! and go leave nothing behind.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -708,12 +708,12 @@ impl StreamHasher {
     }
 
     /// Hash what the buffer holds and up to `solo_left` bytes of `data` in place on the
-    /// scalar kernel, as [`Md5`](crate::Md5) does: only a partial block is copied. A stream that found
-    /// itself alone does this for a batch's worth of writes before it looks again, so
-    /// a lone writer's small writes are never copied into batches. Meanwhile it counts
-    /// in `writing`, so that a stream that starts writing sees it and does not go
-    /// alone too; once the other stream's batch is queued, this one's next look finds
-    /// it. Returns the rest of `data`.
+    /// scalar kernel, as [`Md5`](crate::Md5) does: only a partial block is copied. A
+    /// stream that found itself alone does this for a batch's worth of writes before
+    /// it looks again, so a lone writer's small writes are never copied into batches.
+    /// Meanwhile it counts in `writing`, so that a stream that starts writing sees it
+    /// and does not go alone too; once the other stream's batch is queued, this one's
+    /// next look finds it. Returns the rest of `data`.
     fn hash_solo<'d>(&mut self, data: &'d [u8]) -> &'d [u8] {
         debug_assert!(!self.outstanding);
         let b = self.inner.backend;

@@ -14,10 +14,13 @@ use super::lanes::LaneKernel;
 /// 1.17, 1.95 and 1.93 bytes/cycle at 8 KiB with 48 messages (3 groups 2.03 with 24),
 /// 1.17, 1.79 and 1.70 at 1 MiB; issue 4 expected about 1.3, 2.4 and 2.8-3.0 there.
 /// Three groups' state (12 registers) leaves 4 of the 16 for temporaries, so LLVM
-/// spills. Tried on Zen 3 without effect: an empty `asm!` register barrier on
-/// `a + m + K` (LLVM adds `F` first in some steps, but the out-of-order core hides
-/// it) and a pre-splatted constant table instead of `vpbroadcastd`. With fewer
-/// messages, `hash_many` picks fewer groups.
+/// spills in round 1. `docs/bench/step_probe.c` puts the step itself at about 2.9
+/// bytes/cycle with 3 groups on Zen 3, and at 2.14 when `F` is added before
+/// `a + m + K` (an order LLVM emits for some steps); yet on the kernel, forcing the
+/// sum first with an empty `asm!` barrier, rolling each round into a loop, removing
+/// round 1's spills and a pre-splatted constant table all measured level (README,
+/// "Why AVX2 stops near 2 bytes/cycle"). With fewer messages, `hash_many` picks
+/// fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
