@@ -134,6 +134,15 @@ fn rows() -> Vec<(String, Work<'static>)> {
                     tuning::hash_many_tuned(b, g, 2, m, o);
                 }),
             ));
+            // Where the default is hand-scheduled, the generic kernel it replaced.
+            if tuning::is_hand_scheduled(b, g) {
+                rows.push((
+                    format!("{b} x{g} generic"),
+                    Box::new(move |m, o| {
+                        tuning::hash_many_generic(b, g, 2, m, o);
+                    }),
+                ));
+            }
         }
         rows.push((
             format!("{b} default"),

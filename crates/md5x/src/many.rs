@@ -147,6 +147,42 @@ pub mod tuning {
         true
     }
 
+    /// [`hash_many_tuned`] through the generic lane algorithm even where a
+    /// hand-scheduled kernel is the default (AVX2 with 3 groups): what the benchmarks
+    /// compare it with. Returns `false` (and hashes nothing) when `backend` has no lane
+    /// kernel with that many groups here.
+    ///
+    /// # Panics
+    ///
+    /// If `out.len() != inputs.len()`.
+    pub fn hash_many_generic<T: AsRef<[u8]>>(
+        backend: Backend,
+        groups: usize,
+        min_live: usize,
+        inputs: &[T],
+        out: &mut [Digest],
+    ) -> bool {
+        assert_eq!(out.len(), inputs.len(), "md5x: outputs and inputs differ");
+        let Some(mut k) = backend.lane_kernel_generic(groups) else {
+            return false;
+        };
+        k.min_live = min_live;
+        schedule(&k, backend, inputs, out);
+        true
+    }
+
+    /// Whether `backend`'s lane kernel with `groups` groups is hand-scheduled, that is,
+    /// differs from [`hash_many_generic`]'s.
+    pub fn is_hand_scheduled(backend: Backend, groups: usize) -> bool {
+        match (
+            backend.lane_kernel_groups(groups),
+            backend.lane_kernel_generic(groups),
+        ) {
+            (Some(a), Some(b)) => !core::ptr::fn_addr_eq(a.strided, b.strided),
+            _ => false,
+        }
+    }
+
     /// [`hash_many_into_with`] through the portable lane implementation (plain arrays,
     /// any machine): `width` 4, 8 or 16 lanes, `groups` 1 or 2, and with `ternlog` the
     /// `vpternlogd` round functions of the AVX-512 kernel (width 16). This is how the

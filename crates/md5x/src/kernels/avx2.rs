@@ -27,9 +27,17 @@ pub(crate) const GROUPS: usize = 3;
 /// Zen 5 figures above: what `hash_many` weighs against idle lanes in its last rounds.
 pub(crate) const SPEED: [u32; 3] = [50, 100, 128];
 
-/// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2.
+/// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2:
+/// with 3 groups the hand-scheduled one (`avx2_asm.rs`), else the generic lane
+/// algorithm over this file's primitives.
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
     imp::kernel(groups)
+}
+
+/// The generic lane algorithm over this file's primitives, at every group count
+/// (1 to 3): how the hand-scheduled kernel is measured against what it replaced.
+pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
+    imp::kernel_generic(groups)
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -38,16 +46,39 @@ mod imp {
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
+        match groups {
+            3 => lane_kernel(
+                3,
+                match prefetch_pays() {
+                    true => strided_asm::<true>,
+                    false => strided_asm::<false>,
+                },
+            ),
+            _ => kernel_generic(groups),
+        }
+    }
+
+    pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
+        lane_kernel(
+            groups,
+            match prefetch_pays() {
+                true => by_groups!(groups, strided, true)?,
+                false => by_groups!(groups, strided, false)?,
+            },
+        )
+    }
+
+    fn lane_kernel(
+        groups: usize,
+        strided: fn(&mut [u32], &[&[u8]], usize, usize),
+    ) -> Option<LaneKernel> {
         if !crate::Backend::Avx2.is_supported() {
             return None;
         }
         Some(LaneKernel {
             lanes: 8 * groups,
             width: 8,
-            strided: match prefetch_pays() {
-                true => by_groups!(groups, strided, true)?,
-                false => by_groups!(groups, strided, false)?,
-            },
+            strided,
             min_live: 2,
         })
     }
@@ -79,6 +110,32 @@ mod imp {
                 pays
             }
         }
+    }
+
+    /// Safe entry to the hand-scheduled three-group kernel: checks AVX2 and every
+    /// lane's length, then runs it.
+    pub(super) fn strided_asm<const PREFETCH: bool>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
+        let state: &mut [u32; 96] = state.try_into().expect("lane state size");
+        assert_eq!(lanes.len(), 24, "lane count");
+        assert!(stride >= 64, "lane stride under one block");
+        let need = match nblocks {
+            0 => return,
+            _ => (nblocks - 1)
+                .checked_mul(stride)
+                .and_then(|x| x.checked_add(64))
+                .expect("block count overflows"),
+        };
+        assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+        let ptrs: [*const u8; 24] = core::array::from_fn(|l| lanes[l].as_ptr());
+        // SAFETY: the CPU has AVX2, `state` is 96 words, and every lane holds at least
+        // `(nblocks - 1) * stride + 64` bytes (all checked above).
+        unsafe { super::super::avx2_asm::compress::<PREFETCH>(state, &ptrs, nblocks, stride) }
     }
 
     /// Safe entry: checks AVX2 (a cached flag), then runs the kernel with a stride
@@ -233,33 +290,69 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{check, check_strided};
-        use super::strided;
+        use super::{strided, strided_asm};
 
         #[test]
         fn avx2_lanes_match_scalar() {
             if super::kernel(1).is_none() {
-                eprintln!("AVX2 not available: avx2 lane kernel not tested");
+                eprintln!("AVX2 not available: avx2 lane kernels not tested");
                 return;
             }
             for g in 1..=3 {
-                let k = super::kernel(g).unwrap();
-                check(|s, l, n| k.compress(s, l, n), 8, k.lanes, 3, g as u64);
-                check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
+                for k in [super::kernel(g).unwrap(), super::kernel_generic(g).unwrap()] {
+                    check(|s, l, n| k.compress(s, l, n), 8, k.lanes, 3, g as u64);
+                    check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
+                }
             }
-            // Both variants, whichever this CPU picks: with the prefetch (8 blocks, so
-            // that it runs ahead of the kernel) and without.
+            // Every variant, whichever this CPU picks: with the prefetch (8 blocks, so
+            // that it runs ahead of the kernel) and without; generic and, with 3 groups,
+            // hand-scheduled.
             for g in 1..=3 {
-                let variants = [
+                let mut variants = vec![
                     by_groups!(g, strided, false).unwrap(),
                     by_groups!(g, strided, true).unwrap(),
                 ];
+                if g == 3 {
+                    variants.push(strided_asm::<false>);
+                    variants.push(strided_asm::<true>);
+                }
                 for (v, e) in variants.into_iter().enumerate() {
                     let seed = 100 + 10 * v as u64 + g as u64;
-                    check(|s, l, n| e(s, l, n, 64), 8, 8 * g, 8, seed);
+                    for nblocks in [1, 2, 8] {
+                        check(|s, l, n| e(s, l, n, 64), 8, 8 * g, nblocks, seed);
+                    }
                     check_strided(e, 8, 8 * g, 8, seed + 50);
                 }
             }
             std::eprintln!("avx2 lanes: prefetch {}", super::prefetch_pays());
+        }
+
+        #[test]
+        fn asm_kernel_checks_its_arguments() {
+            if super::kernel(1).is_none() {
+                eprintln!("AVX2 not available: avx2 lane kernels not tested");
+                return;
+            }
+            let data = [7u8; 200];
+            let mut state = [0u32; 96];
+            // Zero blocks: nothing read, state untouched, even with empty lanes.
+            let empty: Vec<&[u8]> = vec![&[]; 24];
+            strided_asm::<false>(&mut state, &empty, 0, 64);
+            assert_eq!(state, [0; 96]);
+            let short = std::panic::catch_unwind(|| {
+                let mut lanes: Vec<&[u8]> = vec![&data[..128]; 24];
+                lanes[23] = &data[..127];
+                strided_asm::<false>(&mut [0; 96], &lanes, 2, 64);
+            });
+            assert!(short.is_err(), "a lane one byte short must be refused");
+            let few = std::panic::catch_unwind(|| {
+                strided_asm::<false>(&mut [0; 96], &vec![&data[..]; 23], 1, 64);
+            });
+            assert!(few.is_err(), "23 lanes must be refused");
+            let small_state = std::panic::catch_unwind(|| {
+                strided_asm::<false>(&mut [0; 64], &vec![&data[..]; 24], 1, 64);
+            });
+            assert!(small_state.is_err(), "a state of 64 words must be refused");
         }
     }
 }
@@ -268,6 +361,9 @@ mod imp {
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {
+        None
+    }
+    pub(super) fn kernel_generic(_groups: usize) -> Option<LaneKernel> {
         None
     }
 }

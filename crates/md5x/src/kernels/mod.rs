@@ -4,6 +4,8 @@
 //! call these through [`crate::Backend`].
 
 pub(crate) mod avx2;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx2_asm;
 pub(crate) mod avx512;
 #[cfg(feature = "std")]
 pub(crate) mod clock;
