@@ -218,7 +218,9 @@ fn compress_rounds(backend: Backend, states: &mut [[u32; 4]], blocks: &[[u8; 64]
         while first < k {
             let n = (k - first).min(kernel.lanes);
             let groups = n.div_ceil(kernel.width);
-            let kern = backend.lane_kernel_groups(groups).unwrap_or(kernel);
+            let kern = crate::many::narrow_for(backend, n)
+                .or_else(|| backend.lane_kernel_groups(groups))
+                .unwrap_or(kernel);
             let mut views: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
             let mut st = [0u32; 4 * MAX_LANES];
             for l in 0..kern.lanes {
