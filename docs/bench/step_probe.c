@@ -1,7 +1,7 @@
 /*
  * How fast can interleaved MD5 step chains run on this core, with nothing else in
- * the way? A measurement aid for the AVX2 lane kernel (see README, "Why AVX2 stops
- * near 2 bytes/cycle"), not part of the library.
+ * the way? A measurement aid for the AVX2 lane kernels (see docs/performance.md, Zen 3
+ * and Zen 1), not part of the library.
  *
  *     gcc -O2 -o /tmp/step_probe docs/bench/step_probe.c && /tmp/step_probe
  *

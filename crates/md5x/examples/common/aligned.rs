@@ -5,7 +5,7 @@
 /// finds them and fills them (byte i = i mod 251). Page-aligned buffers (`mmap`, Go's
 /// allocator) start there; a plain `Vec<u8>` this large starts 16 bytes past one
 /// (glibc's header), which splits every 64-byte block across two cache lines: 5-15%
-/// slower with 32 or more lanes here (see README.md, "Performance").
+/// slower with 32 or more lanes here (see docs/performance.md).
 pub fn padded(len: usize) -> Vec<u8> {
     vec![0u8; len + 64]
 }

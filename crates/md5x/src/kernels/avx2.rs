@@ -18,9 +18,11 @@ use super::lanes::LaneKernel;
 /// bytes/cycle with 3 groups on Zen 3, and at 2.14 when `F` is added before
 /// `a + m + K` (an order LLVM emits for some steps); yet on the kernel, forcing the
 /// sum first with an empty `asm!` barrier, rolling each round into a loop, removing
-/// round 1's spills and a pre-splatted constant table all measured level (README,
-/// "Why AVX2 stops near 2 bytes/cycle"). With fewer messages, `hash_many` picks
-/// fewer groups.
+/// round 1's spills and a pre-splatted constant table all measured level
+/// (`docs/performance.md`, Zen 3). Three groups now run the hand-scheduled kernel in
+/// `avx2_asm.rs` (4-12% faster on Zen 1, not yet measured on Zen 3); 1 and 2 run the
+/// generic one. On Zen 1 (family 23, 48 messages of 8 KiB): 0.85, 1.08 and 1.17
+/// bytes/cycle. With fewer messages, `hash_many` picks fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
