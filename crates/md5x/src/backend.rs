@@ -268,8 +268,8 @@ impl Backend {
     }
 
     /// [`Self::lane_kernel_groups`] through the generic lane algorithm (`lanes.rs` over
-    /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2 with 3
-    /// groups); the same kernel elsewhere.
+    /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2); the
+    /// same kernel elsewhere.
     pub(crate) fn lane_kernel_generic(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
         match self {
             Backend::Avx2 => kernels::avx2::kernel_generic(groups),

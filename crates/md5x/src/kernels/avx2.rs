@@ -19,9 +19,9 @@ use super::lanes::LaneKernel;
 /// `a + m + K` (an order LLVM emits for some steps); yet on the kernel, forcing the
 /// sum first with an empty `asm!` barrier, rolling each round into a loop, removing
 /// round 1's spills and a pre-splatted constant table all measured level
-/// (`docs/performance.md`, Zen 3). Three groups now run the hand-scheduled kernel in
-/// `avx2_asm.rs` (4-12% faster on Zen 1, not yet measured on Zen 3); 1 and 2 run the
-/// generic one. On Zen 1 (family 23, 48 messages of 8 KiB): 0.85, 1.08 and 1.17
+/// (`docs/performance.md`, Zen 3). The groups now run the hand-scheduled kernel in
+/// `avx2_asm.rs` (3-11% faster than the generic one on Zen 1, not yet measured on Zen
+/// 3). On Zen 1 (family 23, 8 KiB messages, as many as the lanes): 0.89, 1.19 and 1.21
 /// bytes/cycle. With fewer messages, `hash_many` picks fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
@@ -30,14 +30,13 @@ pub(crate) const GROUPS: usize = 3;
 pub(crate) const SPEED: [u32; 3] = [50, 100, 128];
 
 /// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2:
-/// with 3 groups the hand-scheduled one (`avx2_asm.rs`), else the generic lane
-/// algorithm over this file's primitives.
+/// the hand-scheduled one (`avx2_asm.rs`).
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
     imp::kernel(groups)
 }
 
-/// The generic lane algorithm over this file's primitives, at every group count
-/// (1 to 3): how the hand-scheduled kernel is measured against what it replaced.
+/// The generic lane algorithm over this file's primitives (1 to 3 groups): what the
+/// hand-scheduled kernel replaced, kept to measure it against and tested like it.
 pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
@@ -48,16 +47,13 @@ mod imp {
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
-        match groups {
-            3 => lane_kernel(
-                3,
-                match prefetch_pays() {
-                    true => strided_asm::<true>,
-                    false => strided_asm::<false>,
-                },
-            ),
-            _ => kernel_generic(groups),
-        }
+        lane_kernel(
+            groups,
+            match prefetch_pays() {
+                true => by_groups!(groups, strided_asm, true)?,
+                false => by_groups!(groups, strided_asm, false)?,
+            },
+        )
     }
 
     pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
@@ -114,17 +110,18 @@ mod imp {
         }
     }
 
-    /// Safe entry to the hand-scheduled three-group kernel: checks AVX2 and every
-    /// lane's length, then runs it.
-    pub(super) fn strided_asm<const PREFETCH: bool>(
+    /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks AVX2
+    /// and the arguments, then runs it.
+    pub(super) fn strided_asm<const G: usize, const PREFETCH: bool>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
         stride: usize,
     ) {
+        const { assert!(G >= 1 && G <= 3) };
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
-        let state: &mut [u32; 96] = state.try_into().expect("lane state size");
-        assert_eq!(lanes.len(), 24, "lane count");
+        assert_eq!(state.len(), 32 * G, "lane state size");
+        assert_eq!(lanes.len(), 8 * G, "lane count");
         assert!(stride >= 64, "lane stride under one block");
         let need = match nblocks {
             0 => return,
@@ -134,10 +131,16 @@ mod imp {
                 .expect("block count overflows"),
         };
         assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
-        let ptrs: [*const u8; 24] = core::array::from_fn(|l| lanes[l].as_ptr());
-        // SAFETY: the CPU has AVX2, `state` is 96 words, and every lane holds at least
-        // `(nblocks - 1) * stride + 64` bytes (all checked above).
-        unsafe { super::super::avx2_asm::compress::<PREFETCH>(state, &ptrs, nblocks, stride) }
+        let mut ptrs = [core::ptr::null::<u8>(); 24];
+        for (p, l) in ptrs.iter_mut().zip(lanes) {
+            *p = l.as_ptr();
+        }
+        // SAFETY: the CPU has AVX2, `G` is 1 to 3, `state` is `32 * G` words, and the
+        // `8 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
+        // checked above).
+        unsafe {
+            super::super::avx2_asm::compress::<G, PREFETCH>(state, &ptrs[..8 * G], nblocks, stride)
+        }
     }
 
     /// Safe entry: checks AVX2 (a cached flag), then runs the kernel with a stride
@@ -314,10 +317,8 @@ mod imp {
                     by_groups!(g, strided, false).unwrap(),
                     by_groups!(g, strided, true).unwrap(),
                 ];
-                if g == 3 {
-                    variants.push(strided_asm::<false>);
-                    variants.push(strided_asm::<true>);
-                }
+                variants.push(by_groups!(g, strided_asm, false).unwrap());
+                variants.push(by_groups!(g, strided_asm, true).unwrap());
                 for (v, e) in variants.into_iter().enumerate() {
                     let seed = 100 + 10 * v as u64 + g as u64;
                     for nblocks in [1, 2, 8] {
@@ -339,20 +340,20 @@ mod imp {
             let mut state = [0u32; 96];
             // Zero blocks: nothing read, state untouched, even with empty lanes.
             let empty: Vec<&[u8]> = vec![&[]; 24];
-            strided_asm::<false>(&mut state, &empty, 0, 64);
+            strided_asm::<3, false>(&mut state, &empty, 0, 64);
             assert_eq!(state, [0; 96]);
             let short = std::panic::catch_unwind(|| {
                 let mut lanes: Vec<&[u8]> = vec![&data[..128]; 24];
                 lanes[23] = &data[..127];
-                strided_asm::<false>(&mut [0; 96], &lanes, 2, 64);
+                strided_asm::<3, false>(&mut [0; 96], &lanes, 2, 64);
             });
             assert!(short.is_err(), "a lane one byte short must be refused");
             let few = std::panic::catch_unwind(|| {
-                strided_asm::<false>(&mut [0; 96], &vec![&data[..]; 23], 1, 64);
+                strided_asm::<3, false>(&mut [0; 96], &vec![&data[..]; 23], 1, 64);
             });
             assert!(few.is_err(), "23 lanes must be refused");
             let small_state = std::panic::catch_unwind(|| {
-                strided_asm::<false>(&mut [0; 64], &vec![&data[..]; 24], 1, 64);
+                strided_asm::<3, false>(&mut [0; 64], &vec![&data[..]; 24], 1, 64);
             });
             assert!(small_state.is_err(), "a state of 64 words must be refused");
         }

@@ -1,5 +1,5 @@
-//! AVX2 with three interleaved 8-lane groups (24 messages), scheduled by hand in inline
-//! assembly: the kernel `avx2.rs` hands out for 3 groups.
+//! AVX2 with 1 to 3 interleaved 8-lane groups (8 to 24 messages), scheduled by hand in
+//! inline assembly: the lane kernel `avx2.rs` hands out.
 //!
 //! The generic lane algorithm (`lanes.rs` over `avx2.rs`'s primitives) leaves the
 //! order of each step's adds and the register allocation to LLVM, which adds `F` before
@@ -9,7 +9,8 @@
 //! (2.05-2.15). Here every step is written out in the short-chain order, with fixed
 //! registers:
 //!
-//! - `ymm0..ymm3`, `ymm4..ymm7`, `ymm8..ymm11`: the state words of groups 0, 1, 2;
+//! - `ymm0..ymm3`, `ymm4..ymm7`, `ymm8..ymm11`: the state words of groups 0, 1, 2 (as
+//!   many as the kernel has);
 //! - `ymm12`, `ymm13`: temporaries (register renaming gives each step its own).
 //!
 //! A step of one group (`b` is the newest word; `a + m + K` is formed while the
@@ -22,12 +23,12 @@
 //! - I: `a += m; a += K - 1; t = !b & d; t ^= c; a -= t; rotl; a += b`
 //!   (`a + I = (a - 1) - !I`, see `lanes::Lane::not_i`)
 //!
-//! `rotl` is two shifts and an OR, or one byte shuffle for 16. The steps of the three
-//! groups follow each other (step `i` of groups 0, 1, 2, then step `i + 1`), as in the
-//! probe; the out-of-order core overlaps them.
+//! `rotl` is two shifts and an OR, or one byte shuffle for 16. The groups' steps follow
+//! each other (step `i` of groups 0, 1, 2, then step `i + 1`), as in the probe; the
+//! out-of-order core overlaps them.
 //!
-//! Each block starts by transposing the 24 lanes' message words into a 1.5 KiB scratch
-//! area, which the steps read as memory operands (as they read the step constants from
+//! Each block starts by transposing the lanes' message words into a scratch area (0.5
+//! KiB a group), which the steps read as memory operands (as they read the step constants from
 //! a table of pre-splatted rows): for each 16-byte quarter, lane `i`'s bytes and lane
 //! `i + 4`'s are loaded into the two halves of one register (`vinserti128` from
 //! memory), and two rounds of unpacks finish the job, with no cross-half permute
@@ -35,8 +36,9 @@
 //! through memory between blocks, which frees all 16 registers for the transposition.
 //!
 //! Measured on Zen 1 (AMD EPYC family 23 model 1, 2026-11-23), in the same process as
-//! the generic kernel (`many_report`'s `avx2 x3` and `avx2 x3 generic` rows): 4-7%
-//! faster. Not yet measured on Zen 3 or on Intel; `many_report` prints both rows.
+//! the generic kernel (`many_report`'s `avx2 xG` and `avx2 xG generic` rows), at 8 KiB:
+//! 1 group 3-5% faster, 2 groups 7-8%, 3 groups 5-6% (and 6-11% from memory). Not yet
+//! measured on Zen 3 or on Intel; `many_report` prints both rows.
 //!
 //! Everything here is checked against the portable kernel by `avx2.rs`'s tests, with
 //! and without the prefetch, at strides of one block and more.
@@ -123,27 +125,24 @@ macro_rules! step {
     };
 }
 
-/// One step of all three groups, group after group.
-macro_rules! step3 {
-    ($r:ident, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
-        concat!(
-            step!($r, 0, $i, $w, $s, $a, $b, $c, $d),
-            step!($r, 1, $i, $w, $s, $a, $b, $c, $d),
-            step!($r, 2, $i, $w, $s, $a, $b, $c, $d),
-        )
+/// One step of every group in `[$g, ...]`, group after group.
+macro_rules! steps {
+    ([$($g:tt),+], $r:ident, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+        concat!($(step!($r, $g, $i, $w, $s, $a, $b, $c, $d),)+)
     };
 }
 
-/// Four steps of a round (message words `$w0..$w3`, rotations `$s0..$s3`); the roles of
-/// the state words rotate `(a, b, c, d) -> (d, a, b, c)` from step to step.
-macro_rules! quad3 {
-    ($r:ident, $i:literal, $w0:literal, $w1:literal, $w2:literal, $w3:literal,
+/// Four steps of a round (message words `$w0..$w3`, rotations `$s0..$s3`) of every
+/// group in `$gs`; the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)`
+/// from step to step.
+macro_rules! quad {
+    ($gs:tt, $r:ident, $i:literal, $w0:literal, $w1:literal, $w2:literal, $w3:literal,
      $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
         concat!(
-            step3!($r, $i, $w0, $s0, 0, 1, 2, 3),
-            step3!($r, $i + 1, $w1, $s1, 3, 0, 1, 2),
-            step3!($r, $i + 2, $w2, $s2, 2, 3, 0, 1),
-            step3!($r, $i + 3, $w3, $s3, 1, 2, 3, 0),
+            steps!($gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
+            steps!($gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
+            steps!($gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
+            steps!($gs, $r, $i + 3, $w3, $s3, 1, 2, 3, 0),
         )
     };
 }
@@ -209,90 +208,79 @@ macro_rules! prefetch_lane {
     };
 }
 
-/// Prefetch all 24 lanes' data at `{pf}` bytes from their starts.
+/// Prefetch the data of the 8 lanes of each group in `[$g, ...]` at `{pf}` bytes from
+/// their starts.
 #[rustfmt::skip]
-macro_rules! prefetch_all {
-    () => {
-        concat!(
-            prefetch_lane!(0, 0), prefetch_lane!(0, 1), prefetch_lane!(0, 2), prefetch_lane!(0, 3),
-            prefetch_lane!(0, 4), prefetch_lane!(0, 5), prefetch_lane!(0, 6), prefetch_lane!(0, 7),
-            prefetch_lane!(1, 0), prefetch_lane!(1, 1), prefetch_lane!(1, 2), prefetch_lane!(1, 3),
-            prefetch_lane!(1, 4), prefetch_lane!(1, 5), prefetch_lane!(1, 6), prefetch_lane!(1, 7),
-            prefetch_lane!(2, 0), prefetch_lane!(2, 1), prefetch_lane!(2, 2), prefetch_lane!(2, 3),
-            prefetch_lane!(2, 4), prefetch_lane!(2, 5), prefetch_lane!(2, 6), prefetch_lane!(2, 7),
-        )
+macro_rules! prefetch_groups {
+    ([$($g:tt),+]) => {
+        concat!($(
+            prefetch_lane!($g, 0), prefetch_lane!($g, 1), prefetch_lane!($g, 2),
+            prefetch_lane!($g, 3), prefetch_lane!($g, 4), prefetch_lane!($g, 5),
+            prefetch_lane!($g, 6), prefetch_lane!($g, 7),
+        )+)
     };
 }
 
-/// The 12 state rows loaded into `ymm0..ymm11`, or added to them and stored back.
+/// Group `$g`'s 4 state rows loaded into its registers (`load`), or added to them and
+/// stored back (`add_store`).
 #[rustfmt::skip]
 macro_rules! state_rows {
-    (load) => {
+    (load, $g:tt) => {
         concat!(
-            "vmovdqu ymm0, ymmword ptr [{st} + 32*0]\n", "vmovdqu ymm1, ymmword ptr [{st} + 32*1]\n",
-            "vmovdqu ymm2, ymmword ptr [{st} + 32*2]\n", "vmovdqu ymm3, ymmword ptr [{st} + 32*3]\n",
-            "vmovdqu ymm4, ymmword ptr [{st} + 32*4]\n", "vmovdqu ymm5, ymmword ptr [{st} + 32*5]\n",
-            "vmovdqu ymm6, ymmword ptr [{st} + 32*6]\n", "vmovdqu ymm7, ymmword ptr [{st} + 32*7]\n",
-            "vmovdqu ymm8, ymmword ptr [{st} + 32*8]\n", "vmovdqu ymm9, ymmword ptr [{st} + 32*9]\n",
-            "vmovdqu ymm10, ymmword ptr [{st} + 32*10]\n", "vmovdqu ymm11, ymmword ptr [{st} + 32*11]\n",
+            "vmovdqu ", y!($g, 0), ", ymmword ptr [{st} + 32*(4*", $g, "+0)]\n",
+            "vmovdqu ", y!($g, 1), ", ymmword ptr [{st} + 32*(4*", $g, "+1)]\n",
+            "vmovdqu ", y!($g, 2), ", ymmword ptr [{st} + 32*(4*", $g, "+2)]\n",
+            "vmovdqu ", y!($g, 3), ", ymmword ptr [{st} + 32*(4*", $g, "+3)]\n",
         )
     };
-    (add_store) => {
+    (add_store, $g:tt) => {
         concat!(
-            add_store!(0), add_store!(1), add_store!(2), add_store!(3),
-            add_store!(4), add_store!(5), add_store!(6), add_store!(7),
-            add_store!(8), add_store!(9), add_store!(10), add_store!(11),
+            add_store!($g, 0), add_store!($g, 1), add_store!($g, 2), add_store!($g, 3),
         )
     };
 }
 
-/// `state[r] += ymm_r`.
+/// Row `$w` of group `$g`'s state (in memory) += its register, and stored back.
 #[rustfmt::skip]
 macro_rules! add_store {
-    ($r:literal) => {
+    ($g:tt, $w:tt) => {
         concat!(
-            "vpaddd ymm", $r, ", ymm", $r, ", ymmword ptr [{st} + 32*", $r, "]\n",
-            "vmovdqu ymmword ptr [{st} + 32*", $r, "], ymm", $r, "\n",
+            "vpaddd ", y!($g, $w), ", ", y!($g, $w), ", ymmword ptr [{st} + 32*(4*", $g, "+", $w, ")]\n",
+            "vmovdqu ymmword ptr [{st} + 32*(4*", $g, "+", $w, ")], ", y!($g, $w), "\n",
         )
     };
 }
 
-/// The whole block: transposition, 64 steps of three groups, the state updated.
-/// `$pre` comes first (the prefetches, or nothing).
-macro_rules! block3 {
-    ($pre:expr) => {
+/// One block of every group in `[$g, ...]`: the transposition, the 64 steps, the state
+/// updated. `$pre` comes first (the prefetches, or nothing).
+macro_rules! block {
+    ([$($g:tt),+], $pre:expr) => {
         concat!(
             $pre,
-            transpose_quarter!(0, 0),
-            transpose_quarter!(0, 1),
-            transpose_quarter!(0, 2),
-            transpose_quarter!(0, 3),
-            transpose_quarter!(1, 0),
-            transpose_quarter!(1, 1),
-            transpose_quarter!(1, 2),
-            transpose_quarter!(1, 3),
-            transpose_quarter!(2, 0),
-            transpose_quarter!(2, 1),
-            transpose_quarter!(2, 2),
-            transpose_quarter!(2, 3),
-            state_rows!(load),
-            quad3!(F, 0, 0, 1, 2, 3, 7, 12, 17, 22),
-            quad3!(F, 4, 4, 5, 6, 7, 7, 12, 17, 22),
-            quad3!(F, 8, 8, 9, 10, 11, 7, 12, 17, 22),
-            quad3!(F, 12, 12, 13, 14, 15, 7, 12, 17, 22),
-            quad3!(G, 16, 1, 6, 11, 0, 5, 9, 14, 20),
-            quad3!(G, 20, 5, 10, 15, 4, 5, 9, 14, 20),
-            quad3!(G, 24, 9, 14, 3, 8, 5, 9, 14, 20),
-            quad3!(G, 28, 13, 2, 7, 12, 5, 9, 14, 20),
-            quad3!(H, 32, 5, 8, 11, 14, 4, 11, 16, 23),
-            quad3!(H, 36, 1, 4, 7, 10, 4, 11, 16, 23),
-            quad3!(H, 40, 13, 0, 3, 6, 4, 11, 16, 23),
-            quad3!(H, 44, 9, 12, 15, 2, 4, 11, 16, 23),
-            quad3!(I, 48, 0, 7, 14, 5, 6, 10, 15, 21),
-            quad3!(I, 52, 12, 3, 10, 1, 6, 10, 15, 21),
-            quad3!(I, 56, 8, 15, 6, 13, 6, 10, 15, 21),
-            quad3!(I, 60, 4, 11, 2, 9, 6, 10, 15, 21),
-            state_rows!(add_store),
+            $(
+                transpose_quarter!($g, 0),
+                transpose_quarter!($g, 1),
+                transpose_quarter!($g, 2),
+                transpose_quarter!($g, 3),
+            )+
+            $(state_rows!(load, $g),)+
+            quad!([$($g),+], F, 0, 0, 1, 2, 3, 7, 12, 17, 22),
+            quad!([$($g),+], F, 4, 4, 5, 6, 7, 7, 12, 17, 22),
+            quad!([$($g),+], F, 8, 8, 9, 10, 11, 7, 12, 17, 22),
+            quad!([$($g),+], F, 12, 12, 13, 14, 15, 7, 12, 17, 22),
+            quad!([$($g),+], G, 16, 1, 6, 11, 0, 5, 9, 14, 20),
+            quad!([$($g),+], G, 20, 5, 10, 15, 4, 5, 9, 14, 20),
+            quad!([$($g),+], G, 24, 9, 14, 3, 8, 5, 9, 14, 20),
+            quad!([$($g),+], G, 28, 13, 2, 7, 12, 5, 9, 14, 20),
+            quad!([$($g),+], H, 32, 5, 8, 11, 14, 4, 11, 16, 23),
+            quad!([$($g),+], H, 36, 1, 4, 7, 10, 4, 11, 16, 23),
+            quad!([$($g),+], H, 40, 13, 0, 3, 6, 4, 11, 16, 23),
+            quad!([$($g),+], H, 44, 9, 12, 15, 2, 4, 11, 16, 23),
+            quad!([$($g),+], I, 48, 0, 7, 14, 5, 6, 10, 15, 21),
+            quad!([$($g),+], I, 52, 12, 3, 10, 1, 6, 10, 15, 21),
+            quad!([$($g),+], I, 56, 8, 15, 6, 13, 6, 10, 15, 21),
+            quad!([$($g),+], I, 60, 4, 11, 2, 9, 6, 10, 15, 21),
+            $(state_rows!(add_store, $g),)+
         )
     };
 }
@@ -329,34 +317,43 @@ static ROT16: Rows<1> = Rows([[
     0x0d0c_0f0e,
 ]]);
 
-/// Compress `nblocks` blocks of 24 lanes (three groups of 8, state layout as
+/// Compress `nblocks` blocks of `8 * G` lanes (`G` groups of 8, 1 to 3; state layout as
 /// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; with
 /// `PREFETCH`, each lane's block 4 ahead is prefetched into L1.
 ///
 /// # Safety
 ///
-/// The CPU has AVX2; `state` is 96 words; every `lanes[l]` is valid for reads of
-/// `(nblocks - 1) * stride + 64` bytes.
+/// The CPU has AVX2; `G` is 1, 2 or 3; `state` is `32 * G` words; `lanes` has `8 * G`
+/// pointers, each valid for reads of `(nblocks - 1) * stride + 64` bytes.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn compress<const PREFETCH: bool>(
-    state: &mut [u32; 96],
-    lanes: &[*const u8; 24],
+pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
+    state: &mut [u32],
+    lanes: &[*const u8],
     nblocks: usize,
     stride: usize,
 ) {
     if nblocks == 0 {
         return;
     }
-    // The transposed message words: written before they are read, every block.
+    debug_assert!((1..=3).contains(&G) && state.len() == 32 * G && lanes.len() == 8 * G);
+    // The transposed message words (16 rows a group): written before they are read,
+    // every block.
     let mut msg = core::mem::MaybeUninit::<Rows<48>>::uninit();
     // The prefetches' offset from each lane's start: 4 blocks ahead of the block being
     // hashed. Prefetches cannot fault, so those past the end of a lane are harmless.
     let pf = stride.wrapping_mul(4);
     macro_rules! run {
-        ($pre:expr) => {
+        ($gs:tt) => {
+            if PREFETCH {
+                run!($gs, prefetch_groups!($gs))
+            } else {
+                run!($gs, "")
+            }
+        };
+        ($gs:tt, $pre:expr) => {
             core::arch::asm!(
                 "2:",
-                block3!($pre),
+                block!($gs, $pre),
                 "add {off}, {stride}",
                 "add {pf}, {stride}",
                 "dec {n}",
@@ -379,17 +376,17 @@ pub(crate) unsafe fn compress<const PREFETCH: bool>(
             )
         };
     }
-    // SAFETY: the caller guarantees AVX2 and that every lane's blocks are readable at
-    // `off = b * stride` for `b < nblocks`; the loop runs `nblocks` (> 0) times and reads
-    // 64 bytes at each lane's `off`, and prefetches (which never fault). It writes only
-    // `state` (96 words, as guaranteed) and `msg` (48 rows, 32-byte aligned, as
-    // `vmovdqa` needs), reads the two constant tables, and clobbers only the registers
-    // named.
+    // SAFETY: the caller guarantees AVX2, and for `G` groups a state of `32 * G` words
+    // and `8 * G` lanes whose blocks are readable at `off = b * stride` for
+    // `b < nblocks`. The loop runs `nblocks` (> 0) times, reads 64 bytes at each of the
+    // `8 * G` lanes' `off` (and prefetches, which never fault), writes only the state's
+    // `4 * G` rows and `msg`'s first `16 * G` rows (32-byte aligned, as `vmovdqa`
+    // needs), reads the two constant tables, and clobbers only the registers named.
     unsafe {
-        if PREFETCH {
-            run!(prefetch_all!())
-        } else {
-            run!("")
+        match G {
+            1 => run!([0]),
+            2 => run!([0, 1]),
+            _ => run!([0, 1, 2]),
         }
     }
 }
