@@ -330,6 +330,36 @@ mod imp {
             std::eprintln!("avx2 lanes: prefetch {}", super::prefetch_pays());
         }
 
+        /// The kernel ends with `vzeroupper`: after it, the processor must report the
+        /// upper halves of the vector registers as unused (XINUSE bit 2, read with
+        /// `xgetbv` and ECX = 1 where the CPU has that leaf), or later SSE code pays for
+        /// them on Intel.
+        #[test]
+        fn asm_kernel_leaves_the_upper_halves_clean() {
+            use core::arch::x86_64::{__cpuid_count, _xgetbv};
+            if super::kernel(1).is_none() {
+                eprintln!("AVX2 not available: avx2 lane kernels not tested");
+                return;
+            }
+            // SAFETY: `cpuid` exists on every x86-64 CPU, and leaf 0xD exists where
+            // AVX2 does (AVX needs XSAVE).
+            #[allow(unused_unsafe)]
+            let xsave = unsafe { __cpuid_count(0xD, 1) };
+            if xsave.eax & 4 == 0 {
+                eprintln!("no xgetbv(1) on this CPU: upper-half state not checked");
+                return;
+            }
+            let data = [3u8; 64 * 24];
+            for g in 1..=3 {
+                let f = by_groups!(g, strided_asm, false).unwrap();
+                let lanes: Vec<&[u8]> = (0..8 * g).map(|l| &data[64 * l..]).collect();
+                f(&mut vec![0; 32 * g], &lanes, 1, 64);
+                // SAFETY: XSAVE and `xgetbv` with ECX = 1 are available (checked above).
+                let in_use = unsafe { _xgetbv(1) };
+                assert_eq!(in_use & 4, 0, "{g} groups: upper halves left dirty");
+            }
+        }
+
         #[test]
         fn asm_kernel_checks_its_arguments() {
             if super::kernel(1).is_none() {

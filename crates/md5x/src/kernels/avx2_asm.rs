@@ -358,6 +358,11 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
                 "add {pf}, {stride}",
                 "dec {n}",
                 "jnz 2b",
+                // Clean upper halves before any SSE code runs: LLVM adds this after its
+                // own 256-bit code, not after `asm!` (Intel cores before Skylake pay a
+                // state transition otherwise, later ones a false dependency on every
+                // SSE instruction).
+                "vzeroupper",
                 st = in(reg) state.as_mut_ptr(),
                 lp = in(reg) lanes.as_ptr(),
                 msg = in(reg) msg.as_mut_ptr(),
@@ -371,7 +376,7 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
                 out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
                 out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
                 out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-                out("ymm12") _, out("ymm13") _,
+                out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
                 options(nostack),
             )
         };
@@ -381,7 +386,9 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
     // `b < nblocks`. The loop runs `nblocks` (> 0) times, reads 64 bytes at each of the
     // `8 * G` lanes' `off` (and prefetches, which never fault), writes only the state's
     // `4 * G` rows and `msg`'s first `16 * G` rows (32-byte aligned, as `vmovdqa`
-    // needs), reads the two constant tables, and clobbers only the registers named.
+    // needs), reads the two constant tables, and clobbers only the registers named
+    // (all 16 vector registers: `vzeroupper` zeroes the upper halves of those the
+    // kernel does not use too).
     unsafe {
         match G {
             1 => run!([0]),
