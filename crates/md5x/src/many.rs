@@ -154,18 +154,19 @@ pub mod tuning {
         inputs: &[T],
         out: &mut [Digest],
     ) -> bool {
-        assert_eq!(out.len(), inputs.len(), "md5x: outputs and inputs differ");
-        let Some(mut k) = backend.lane_kernel_groups(groups) else {
-            return false;
-        };
-        k.min_live = min_live;
-        schedule(&k, backend, inputs, out);
-        true
+        run_kernel(
+            backend.lane_kernel_groups(groups),
+            backend,
+            min_live,
+            inputs,
+            out,
+        )
     }
 
     /// [`hash_many_tuned`] through the generic lane algorithm even where a
-    /// hand-scheduled kernel is the default (AVX2): what the benchmarks compare it with. Returns `false` (and hashes nothing) when `backend` has no lane
-    /// kernel with that many groups here.
+    /// hand-scheduled kernel is the default (AVX2): what the benchmarks compare it
+    /// with. Returns `false` (and hashes nothing) when `backend` has no lane kernel with
+    /// that many groups here.
     ///
     /// # Panics
     ///
@@ -177,8 +178,25 @@ pub mod tuning {
         inputs: &[T],
         out: &mut [Digest],
     ) -> bool {
+        run_kernel(
+            backend.lane_kernel_generic(groups),
+            backend,
+            min_live,
+            inputs,
+            out,
+        )
+    }
+
+    /// Schedule `inputs` over `kernel` with cut-over `min_live`; `false` without one.
+    fn run_kernel<T: AsRef<[u8]>>(
+        kernel: Option<LaneKernel>,
+        backend: Backend,
+        min_live: usize,
+        inputs: &[T],
+        out: &mut [Digest],
+    ) -> bool {
         assert_eq!(out.len(), inputs.len(), "md5x: outputs and inputs differ");
-        let Some(mut k) = backend.lane_kernel_generic(groups) else {
+        let Some(mut k) = kernel else {
             return false;
         };
         k.min_live = min_live;
