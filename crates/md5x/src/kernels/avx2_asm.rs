@@ -28,12 +28,13 @@
 //! out-of-order core overlaps them.
 //!
 //! Each block starts by transposing the lanes' message words into a scratch area (0.5
-//! KiB a group), which the steps read as memory operands (as they read the step constants from
-//! a table of pre-splatted rows): for each 16-byte quarter, lane `i`'s bytes and lane
-//! `i + 4`'s are loaded into the two halves of one register (`vinserti128` from
-//! memory), and two rounds of unpacks finish the job, with no cross-half permute
-//! (`vperm2i128`, the usual last step, is 8 micro-ops on Zen 1). The state goes
-//! through memory between blocks, which frees all 16 registers for the transposition.
+//! KiB a group), which the steps read as memory operands (as they read the step
+//! constants from a table of pre-splatted rows): for each 16-byte quarter, lane `i`'s
+//! bytes and lane `i + 4`'s are loaded into the two halves of one register
+//! (`vinserti128` from memory), and two rounds of unpacks finish the job, with no
+//! cross-half permute (`vperm2i128`, the usual last step, runs one every 3 cycles on Zen
+//! 1, where an unpack or a `vinserti128` runs one a cycle). The state goes through
+//! memory between blocks, which frees all 16 registers for the transposition.
 //!
 //! Measured on Zen 1 (AMD EPYC family 23 model 1, 2026-11-23), in the same process as
 //! the generic kernel (`many_report`'s `avx2 xG` and `avx2 xG generic` rows), at 8 KiB:
@@ -152,7 +153,8 @@ macro_rules! quad {
 ///
 /// Row `i` (0..3) is lane `i`'s 16 bytes in the low half and lane `i + 4`'s in the high
 /// half (`vinserti128` from memory); two rounds of unpacks within the halves finish
-/// the transposition. No cross-half permute: `vperm2i128` is 8 micro-ops on Zen 1.
+/// the transposition. No cross-half permute: `vperm2i128` runs one every 3 cycles on
+/// Zen 1.
 #[rustfmt::skip]
 macro_rules! transpose_quarter {
     ($g:literal, $q:literal) => {
