@@ -271,10 +271,16 @@ impl Backend {
     /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2); the
     /// same kernel elsewhere.
     pub(crate) fn lane_kernel_generic(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
-        match self {
-            Backend::Avx2 => kernels::avx2::kernel_generic(groups),
-            _ => self.lane_kernel_groups(groups),
+        match self.hand_scheduled_lanes() {
+            true => kernels::avx2::kernel_generic(groups),
+            false => self.lane_kernel_groups(groups),
         }
+    }
+
+    /// Whether this backend's lane kernels are hand-scheduled rather than the generic
+    /// lane algorithm (AVX2's, `kernels/avx2_asm.rs`).
+    pub(crate) fn hand_scheduled_lanes(self) -> bool {
+        self == Backend::Avx2
     }
 
     const fn code(self) -> u8 {

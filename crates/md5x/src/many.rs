@@ -207,13 +207,7 @@ pub mod tuning {
     /// Whether `backend`'s lane kernel with `groups` groups is hand-scheduled, that is,
     /// differs from [`hash_many_generic`]'s.
     pub fn is_hand_scheduled(backend: Backend, groups: usize) -> bool {
-        match (
-            backend.lane_kernel_groups(groups),
-            backend.lane_kernel_generic(groups),
-        ) {
-            (Some(a), Some(b)) => !core::ptr::fn_addr_eq(a.strided, b.strided),
-            _ => false,
-        }
+        backend.hand_scheduled_lanes() && backend.lane_kernel_groups(groups).is_some()
     }
 
     /// [`hash_many_into_with`] through the portable lane implementation (plain arrays,

@@ -120,17 +120,7 @@ mod imp {
     ) {
         const { assert!(G >= 1 && G <= 3) };
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
-        assert_eq!(state.len(), 32 * G, "lane state size");
-        assert_eq!(lanes.len(), 8 * G, "lane count");
-        assert!(stride >= 64, "lane stride under one block");
-        let need = match nblocks {
-            0 => return,
-            _ => (nblocks - 1)
-                .checked_mul(stride)
-                .and_then(|x| x.checked_add(64))
-                .expect("block count overflows"),
-        };
-        assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+        lanes::check_args(state, lanes, 8 * G, nblocks, stride);
         let mut ptrs = [core::ptr::null::<u8>(); 24];
         for (p, l) in ptrs.iter_mut().zip(lanes) {
             *p = l.as_ptr();
@@ -310,15 +300,14 @@ mod imp {
                 }
             }
             // Every variant, whichever this CPU picks: with the prefetch (8 blocks, so
-            // that it runs ahead of the kernel) and without; generic and, with 3 groups,
-            // hand-scheduled.
+            // that it runs ahead of the kernel) and without; generic and hand-scheduled.
             for g in 1..=3 {
-                let mut variants = vec![
+                let variants = [
                     by_groups!(g, strided, false).unwrap(),
                     by_groups!(g, strided, true).unwrap(),
+                    by_groups!(g, strided_asm, false).unwrap(),
+                    by_groups!(g, strided_asm, true).unwrap(),
                 ];
-                variants.push(by_groups!(g, strided_asm, false).unwrap());
-                variants.push(by_groups!(g, strided_asm, true).unwrap());
                 for (v, e) in variants.into_iter().enumerate() {
                     let seed = 100 + 10 * v as u64 + g as u64;
                     for nblocks in [1, 2, 8] {

@@ -199,7 +199,7 @@ macro_rules! store_word {
     };
 }
 
-/// Prefetch lane `8g + l`'s block `$ahead` blocks ahead (into L1).
+/// Prefetch lane `8g + l`'s data at `{pf}` bytes from its start (into L1).
 #[rustfmt::skip]
 macro_rules! prefetch_lane {
     ($g:literal, $l:literal) => {
@@ -287,8 +287,8 @@ macro_rules! block {
     };
 }
 
-/// The step constants as the steps add them (round 4's lowered by one), each splat
-/// across a 32-byte row.
+/// The step constants as the steps add them (`lanes::STEP_K`: round 4's lowered by
+/// one), each splat across a 32-byte row.
 #[repr(C, align(32))]
 struct Rows<const N: usize>([[u32; 8]; N]);
 
@@ -296,12 +296,7 @@ static K_ROWS: Rows<64> = {
     let mut rows = [[0u32; 8]; 64];
     let mut i = 0;
     while i < 64 {
-        let k = if i < 48 {
-            super::K[i]
-        } else {
-            super::K[i].wrapping_sub(1)
-        };
-        rows[i] = [k; 8];
+        rows[i] = [super::lanes::STEP_K[i]; 8];
         i += 1;
     }
     Rows(rows)

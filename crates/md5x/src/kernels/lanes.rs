@@ -95,7 +95,7 @@ pub(crate) const TERNLOG_NOT_I: i32 = 0xC6;
 
 /// MD5's constants as the lane steps add them: `K[i]`, except round 4's `K[i] - 1`
 /// (the `-1` of `x + I = (x - 1) - !I`, see [`Lane::not_i`]).
-static STEP_K: [u32; 64] = {
+pub(crate) static STEP_K: [u32; 64] = {
     let mut k = K;
     let mut i = 48;
     while i < 64 {
@@ -168,6 +168,33 @@ impl LaneKernel {
     }
 }
 
+/// What every lane kernel's safe entry checks before it reads: `count` lanes and 4 state
+/// words for each, a stride of at least one block, and every lane long enough for
+/// `nblocks` blocks at that stride.
+///
+/// # Panics
+///
+/// If any of these does not hold.
+pub(crate) fn check_args(
+    state: &[u32],
+    lanes: &[&[u8]],
+    count: usize,
+    nblocks: usize,
+    stride: usize,
+) {
+    assert_eq!(state.len(), 4 * count, "lane state size");
+    assert_eq!(lanes.len(), count, "lane count");
+    assert!(stride >= 64, "lane stride under one block");
+    let need = match nblocks {
+        0 => 0,
+        _ => (nblocks - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(64))
+            .expect("block count overflows"),
+    };
+    assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+}
+
 /// Compress `nblocks` blocks of every lane into `state` with `G` interleaved groups of
 /// `V::LANES` lanes (layout: see [`LaneKernel`]); block `b` of lane `l` is
 /// `lanes[l][b * stride..][..64]` (`stride` = 64 for consecutive blocks).
@@ -184,17 +211,7 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
     stride: usize,
 ) {
     let n = V::LANES;
-    assert_eq!(state.len(), 4 * n * G, "lane state size");
-    assert_eq!(lanes.len(), n * G, "lane count");
-    assert!(stride >= 64, "lane stride under one block");
-    let need = match nblocks {
-        0 => 0,
-        _ => (nblocks - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(64))
-            .expect("block count overflows"),
-    };
-    assert!(lanes.iter().all(|l| l.len() >= need), "lane data too short");
+    check_args(state, lanes, n * G, nblocks, stride);
     // The step constants are read through `black_box`: seen as constants, LLVM moves
     // `+ K` after `+ F(b, c, d)`, one more add on every step's critical path (the
     // portable kernel has the same note). Loaded, they join `a + m` early.
