@@ -1,7 +1,8 @@
 //! `md5x::Server` against independent `Md5`s on the same cores (issue 8's targets):
 //!
 //! 1. 16 writer threads, each streaming `MD5X_SERVER_MIB` MiB (default 64) in 1 MiB
-//!    writes: aggregate throughput of `Server` handles over 16 independent `Md5`s.
+//!    writes: aggregate throughput of `Server` handles over 16 independent `Md5`s, and
+//!    of a server whose combiners never split the queue between two cores.
 //! 2. One writer alone (`MD5X_SOLO_MIB`, default 256 MiB, in 1 MiB and in 4 KiB
 //!    writes): a handle on a server over a plain `Md5`.
 //! 3. `MD5X_HANDLES` (default 1,000,000) handles created, written (4 KiB) and closed
@@ -107,10 +108,12 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
-    // 1. 16 writers.
+    // 1. 16 writers: 16 Md5s, the server, and the server with its combiners never
+    // splitting the queue between cores (what the split gains, in the same run).
     let threads = 16;
     let gib = (threads * mib) as f64 / 1024.0;
-    let (mut best_md5, mut best_srv) = (f64::MAX, f64::MAX);
+    let unsplit = Server::without_split(server.backend(), server.batch_bytes());
+    let (mut best_md5, mut best_srv, mut best_unsplit) = (f64::MAX, f64::MAX, f64::MAX);
     let before = server.stats();
     let (mut srv_wall, mut srv_cpu) = (0.0, 0.0);
     for _ in 0..rounds {
@@ -123,6 +126,10 @@ fn main() {
         srv_wall += t;
         best_srv = best_srv.min(t);
         assert_eq!(a, b, "server digests differ from Md5's");
+        let s = unsplit.clone();
+        let (t, c) = writers(threads, mib, move || s.hasher(), |h| h.finalize());
+        best_unsplit = best_unsplit.min(t);
+        assert_eq!(a, c, "server digests differ from Md5's");
     }
     let after = server.stats();
     let runs = after.runs - before.runs;
@@ -135,6 +142,11 @@ fn main() {
         (after.batches - before.batches) as f64 / runs.max(1) as f64,
         100.0 * (after.lane_batches - before.lane_batches) as f64
             / (after.batches - before.batches).max(1) as f64
+    );
+    println!(
+        "  without splitting the queue between cores: {:.2} GiB/s, ratio {:.2}x",
+        gib / best_unsplit,
+        best_md5 / best_unsplit
     );
     // Where the server's time went, over all its rounds: combiners hashing and
     // gathering (wall clock), and the CPU the process used out of what the cores had.

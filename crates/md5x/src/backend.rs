@@ -249,7 +249,7 @@ impl Backend {
     pub(crate) fn group_speed(self) -> Option<[u32; 3]> {
         match self {
             Backend::Sse2 => Some(kernels::sse2::SPEED),
-            Backend::Avx2 => Some(kernels::avx2::SPEED),
+            Backend::Avx2 => Some(kernels::avx2::speed()),
             Backend::Avx512 => Some(kernels::avx512::SPEED),
             Backend::Neon => Some(kernels::neon::SPEED),
             _ => None,

@@ -114,12 +114,18 @@ pub(crate) fn narrow_for(backend: Backend, n: usize) -> Option<LaneKernel> {
 /// kernel's measured speed with that many groups. Ties go to fewer groups. With equal
 /// lengths on AVX2 (speeds 50 : 100 : 128): up to 4 messages take SSE2's 4 lanes (see
 /// [`narrow_for`]), 5 to 8 take 1 group, 9 to 16 take 2, 17 to 24 take 3, 25 to 32
-/// take 2 (two full rounds of 16 beat 24 + 8), 33 or more take 3.
+/// take 2 (two full rounds of 16 beat 24 + 8), 33 or more take 3. Zen 1's AVX2 speeds
+/// (75 : 100 : 102, `avx2::SPEED_HALF_WIDTH`) give the same shapes.
 pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
     if let Some(k) = narrow_for(backend, n) {
         return Some(k);
     }
-    let speed = backend.group_speed()?;
+    best_shape(backend, backend.group_speed()?, n).map(|(_, k)| k)
+}
+
+/// [`shape_for`]'s choice among the backend's own kernels, given their relative
+/// speeds, with its estimated time (lane-slots over speed, in arbitrary units).
+pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<(u64, LaneKernel)> {
     let mut best: Option<(u64, LaneKernel)> = None;
     for g in 1..=3 {
         let Some(k) = backend.lane_kernel_groups(g) else {
@@ -131,7 +137,7 @@ pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
             best = Some((cost, k));
         }
     }
-    best.map(|(_, k)| k)
+    best
 }
 
 /// Benchmark hooks: [`hash_many_into_with`] with a chosen group count and cut-over.

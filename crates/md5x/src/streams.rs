@@ -9,8 +9,10 @@
 //!
 //! Nobody hashes until somebody needs a result: a writer whose buffer is full again
 //! (or that finalizes) takes the *combiner* role when no thread holds it (a second
-//! one only when a full lane set of batches is queued; never more than the cores). A
-//! combiner waits a few microseconds for the batches of the other streams that are in
+//! one only when a full lane set of batches is queued; never more than the cores).
+//! Where two half runs on two cores are estimated to beat one full run (Zen 1's AVX2,
+//! whose one group runs at 75% of the speed of two; see `split_pays`), a combiner
+//! takes half of the queue and starts a second combiner on the rest. A combiner waits a few microseconds for the batches of the other streams that are in
 //! the middle of a write, takes everything queued, hashes it side by side in the
 //! lanes (the job manager of [`Lanes`](crate::Lanes)), and then, for each stream,
 //! either queues its next batch at once with the new state (no wake-up on the critical
@@ -34,7 +36,7 @@ use std::time::{Duration, Instant};
 use crate::hasher::{finish, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
 use crate::lanes::hash_jobs;
-use crate::many::{shape_for, MAX_LANES};
+use crate::many::{best_shape, shape_for, MAX_LANES};
 use crate::{Backend, Digest};
 
 /// Default bytes a handle buffers before it hands a batch to the server.
@@ -97,7 +99,10 @@ const GATHER: Duration = Duration::from_micros(300);
 /// run gave 2.2 to 2.8 times: one core's AVX2 lanes hash at about 7 times one `Md5`
 /// there, and the combiner, waiting a little for batches between runs, is the
 /// bottleneck. On a 2-core Zen 1, whose 256-bit operations run at half width, it gave
-/// 1.9 to 2.0 times: the lanes hash at about 5 times one `Md5` there.
+/// 2.1 to 2.3 times: the lanes hash at about 5 times one `Md5` there, and one group
+/// comes so close to two that the queue is split between two combiners, one per core
+/// (1.9 times without that, in the same runs); copying the writers' bytes into
+/// batches, out of cache, takes much of the rest.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
@@ -110,6 +115,8 @@ struct Inner {
     /// Most batches one combiner run takes.
     max_take: usize,
     max_combiners: usize,
+    /// Whether a combiner may leave half of the queue to a second one ([`split_pays`]).
+    split: bool,
     /// Batches that fill the smallest lane kernel: a second combiner starts only when
     /// this many are queued (two half-empty runs on two cores hash no more than one
     /// full run on one core, and the other core is better spent copying).
@@ -281,6 +288,7 @@ impl Server {
                 kernels,
                 max_take,
                 max_combiners,
+                split: true,
                 full_run: kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1),
                 batch: batch_bytes.clamp(4096, 64 << 20) / 64 * 64,
                 q: Mutex::new(Queue {
@@ -300,6 +308,18 @@ impl Server {
                 gather_ns: AtomicU64::new(0),
             }),
         }
+    }
+
+    /// A server like [`Server::with_config`]'s whose combiners never split the queue
+    /// between two cores (see `split_pays`), to measure what splitting gains. Not
+    /// stable API.
+    #[doc(hidden)]
+    pub fn without_split(backend: Backend, batch_bytes: usize) -> Self {
+        let mut s = Self::with_config(backend, batch_bytes);
+        if let Some(inner) = Arc::get_mut(&mut s.inner) {
+            inner.split = false;
+        }
+        s
     }
 
     /// The process-wide server on [`Backend::active`], created on first use.
@@ -417,8 +437,13 @@ impl Inner {
                 q.combiners -= 1;
                 return;
             }
-            let n = q.pending.len().min(self.max_take);
+            let n = self.take_count(&q);
             let mut jobs: Vec<Job> = q.pending.drain(..n).collect();
+            if self.may_combine(&q) {
+                // What is left fills a lane set (or was left for a second combiner):
+                // hash it on another core at the same time.
+                self.promote_another(&mut q);
+            }
             for j in &jobs {
                 lock(&j.ret.m).taken = true;
             }
@@ -478,6 +503,44 @@ impl Inner {
         }
     }
 
+    /// How many queued batches a combiner run takes: as many as the widest kernel has
+    /// lanes, or half of what is queued when another combiner may start and two
+    /// halves on two cores are estimated to pay (see [`split_pays`]): the rest is left
+    /// to a second combiner.
+    fn take_count(&self, q: &Queue) -> usize {
+        let p = q.pending.len().min(2 * self.max_take);
+        let split = self.split
+            && q.combiners < self.max_combiners
+            && self.backend.group_speed().is_some_and(|speed| {
+                split_pays(self.backend, speed, p, self.max_take, self.full_run)
+            });
+        match split {
+            true => p.div_ceil(2),
+            false => p.min(self.max_take),
+        }
+    }
+
+    /// Start another combiner on what is left queued: a blocked owner of a queued
+    /// batch, else the tasks waiting on queued batches are woken (the first one polled
+    /// takes the role if [`Inner::may_combine`] still allows it then).
+    fn promote_another(&self, q: &mut Queue) {
+        for j in &q.pending {
+            let mut r = lock(&j.ret.m);
+            if r.waiting && !r.promoted {
+                r.promoted = true;
+                q.combiners += 1;
+                j.ret.cv.notify_one();
+                return;
+            }
+        }
+        for j in &q.pending {
+            let w = lock(&j.ret.m).waker.take();
+            if let Some(w) = w {
+                w.wake();
+            }
+        }
+    }
+
     /// Give up the combiner role while batches are queued: to the first queued
     /// batch's owner that is blocked waiting (it always acts on it). Else the role is
     /// freed and every task waiting on a queued batch is woken: the first one polled
@@ -528,6 +591,46 @@ impl Inner {
             .fetch_add(nanos_since(start), Ordering::Relaxed);
         q
     }
+}
+
+/// Whether a combiner facing `n` queued batches (at most `2 * max_take`) should take
+/// half and leave the other half to a second combiner on another core, rather than
+/// take up to `max_take` (leaving the rest to a second combiner only if it fills a
+/// lane set of `full_run`, else to its own next run).
+///
+/// The estimate weighs the time of the runs on the busier core (lane-slots over the
+/// kernel's measured speed, as [`shape_for`] does) and splits when that is at least
+/// 1.45 times shorter. Two cores hashing at once are not twice as fast: while one core
+/// hashes, the other copies the writers' bytes into batches, and a split takes that
+/// time from the hashing; the margin was set on Zen 1. There, whose AVX2 runs one
+/// group at 75% of the speed of two, 16 to 24 batches split (a half takes 1.47 to 1.5
+/// times less): 16 writers ran at 2.15-2.32 times 16 `Md5`s with the split, 1.91-1.94
+/// without (`examples/server_bench.rs`). With full-width AVX2 (one group at half the
+/// speed of two) and on AVX-512 (two thirds), a full run of `max_take` or fewer
+/// batches never splits; more than `max_take` but too few for a second full lane set
+/// split in halves everywhere.
+fn split_pays(
+    backend: Backend,
+    speed: [u32; 3],
+    n: usize,
+    max_take: usize,
+    full_run: usize,
+) -> bool {
+    let time = |n: usize| match n {
+        0 => Some(0),
+        n => best_shape(backend, speed, n).map(|(t, _)| t),
+    };
+    let first = n.min(max_take);
+    let rest = n - first;
+    let (Some(a), Some(b), Some(half)) = (time(first), time(rest), time(n.div_ceil(2))) else {
+        return false;
+    };
+    let unsplit = match rest >= full_run {
+        true => a.max(b),
+        false => a + b,
+    };
+    // The half left behind must fill a lane set, or no second combiner starts on it.
+    n / 2 >= full_run.max(1) && unsplit * 100 >= half * 145
 }
 
 /// One stream's MD5, hashed through a [`Server`]: [`std::io::Write`], the hasher
@@ -1038,5 +1141,56 @@ mod digest_traits {
         fn reset(&mut self) {
             StreamHasher::reset(self);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels;
+
+    /// The batch counts in `0..=2 * max_take` that `split_pays` splits.
+    fn splits(backend: Backend, speed: [u32; 3]) -> Vec<usize> {
+        let lanes: Vec<usize> = (1..=3)
+            .filter_map(|g| backend.lane_kernel_groups(g))
+            .map(|k| k.lanes)
+            .collect();
+        let (full_run, max_take) = (lanes[0], lanes[2]);
+        (0..=2 * max_take)
+            .filter(|&n| split_pays(backend, speed, n, max_take, full_run))
+            .collect()
+    }
+
+    #[test]
+    fn split_pays_where_one_group_nears_two_or_a_run_would_overflow() {
+        let has = |b: Backend| b.lane_kernel_groups(1).is_some();
+        if !has(Backend::Sse2) {
+            std::eprintln!("no SSE2 lane kernel here: split_pays not tested");
+            return;
+        }
+        // More than 3 groups' worth, too few for a second lane set: halves.
+        assert_eq!(splits(Backend::Sse2, kernels::sse2::SPEED), [13, 14, 15]);
+        if !has(Backend::Avx2) {
+            std::eprintln!("no AVX2 lane kernel here: split_pays(avx2) not tested");
+            return;
+        }
+        assert_eq!(
+            splits(Backend::Avx2, kernels::avx2::SPEED),
+            (25..=31).collect::<Vec<_>>()
+        );
+        // Half-width units (Zen 1): every count from two lane sets of 8 up, and
+        // nothing below (the half left behind would not fill a lane set).
+        assert_eq!(
+            splits(Backend::Avx2, kernels::avx2::SPEED_HALF_WIDTH),
+            (16..=32).collect::<Vec<_>>()
+        );
+        if !has(Backend::Avx512) {
+            std::eprintln!("no AVX-512 lane kernel here: split_pays(avx512) not tested");
+            return;
+        }
+        assert_eq!(
+            splits(Backend::Avx512, kernels::avx512::SPEED),
+            (49..=63).collect::<Vec<_>>()
+        );
     }
 }

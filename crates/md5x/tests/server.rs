@@ -94,6 +94,9 @@ fn concurrent_writers_random_chunks() {
     for (i, s) in servers().iter().enumerate() {
         concurrent(s, 8, 300_000, 70_000, 1000 + i as u64);
         concurrent(s, 3, 50_000, 5000, 2000 + i as u64);
+        // Two to three lane sets' worth: where a combiner may leave half of the queue
+        // to a second one (on Zen 1's AVX2; see `split_pays`).
+        concurrent(s, 20, 120_000, 30_000, 3000 + i as u64);
     }
 }
 

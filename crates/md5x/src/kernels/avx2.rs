@@ -29,6 +29,19 @@ pub(crate) const GROUPS: usize = 3;
 /// Zen 5 figures above: what `hash_many` weighs against idle lanes in its last rounds.
 pub(crate) const SPEED: [u32; 3] = [50, 100, 128];
 
+/// The same on CPUs that run 256-bit operations as two 128-bit halves (Zen and Zen+):
+/// one group is no longer bound by latency alone, so it comes much closer to two. From
+/// the Zen 1 figures above (0.89, 1.19 and 1.21 bytes/cycle at 8 KiB).
+pub(crate) const SPEED_HALF_WIDTH: [u32; 3] = [75, 100, 102];
+
+/// [`SPEED`] or [`SPEED_HALF_WIDTH`], whichever describes this CPU.
+pub(crate) fn speed() -> [u32; 3] {
+    match imp::half_width() {
+        true => SPEED_HALF_WIDTH,
+        false => SPEED,
+    }
+}
+
 /// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2:
 /// the hand-scheduled one (`avx2_asm.rs`).
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -83,31 +96,48 @@ mod imp {
 
     /// Whether the lanes' data should be prefetched (see `Lane::PREFETCH_AHEAD`): on
     /// AMD family 25 (Zen 3 and Zen 4), where it was measured to pay; not elsewhere
-    /// (on Zen 5 it cost 18% at 1 MiB). Read with `cpuid` once, then cached.
+    /// (on Zen 5 it cost 18% at 1 MiB, on Zen 1 it gained nothing).
     ///
     /// Zen 3, 2026-11-23, `peer_bench 0 0 128 1` (128 MiB of messages from memory,
     /// one core), median of 5 alternating runs without and with: 1248 -> 1338 MB/s at
     /// 64 B, 2676 -> 3559 at 1 KiB, 4146 -> 4982 at 8 KiB, 3253 -> 4617 at 1 MiB.
     pub(super) fn prefetch_pays() -> bool {
-        use core::sync::atomic::{AtomicU8, Ordering};
-        static PAYS: AtomicU8 = AtomicU8::new(0);
-        match PAYS.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
-                // (A safe function in newer Rust; `unsafe` before, hence the allow.)
-                #[allow(unused_unsafe)]
-                let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
-                let amd =
-                    (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
-                // Family: base 0xF plus the extended family field.
-                let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
-                let pays = amd && family == 0x19;
-                PAYS.store(if pays { 2 } else { 1 }, Ordering::Relaxed);
-                pays
-            }
+        matches!(amd_family_model(), Some((0x19, _)))
+    }
+
+    /// Whether this CPU splits 256-bit operations into two 128-bit micro-ops: AMD
+    /// family 23 (0x17) below model 0x30, that is Zen and Zen+ (Zen 2 has full-width
+    /// units). `docs/bench/step_probe.c` measured 1.44 `vpaddd ymm` a cycle on Zen 1,
+    /// against 3.99 on Zen 3.
+    pub(super) fn half_width() -> bool {
+        matches!(amd_family_model(), Some((0x17, model)) if model < 0x30)
+    }
+
+    /// An AMD CPU's family and model (with their extended fields), `None` on other
+    /// vendors. Read with `cpuid` once, then cached.
+    fn amd_family_model() -> Option<(u32, u32)> {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        // 0: not read yet; 1: not AMD; else 0x1_0000 | family << 8 | model.
+        static ID: AtomicU32 = AtomicU32::new(0);
+        let mut id = ID.load(Ordering::Relaxed);
+        if id == 0 {
+            // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
+            // (A safe function in newer Rust; `unsafe` before, hence the allow.)
+            #[allow(unused_unsafe)]
+            let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
+            let amd =
+                (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+            // Family: base 0xF plus the extended family field; model: the extended
+            // model field above the base one.
+            let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
+            let model = ((sig.eax >> 4) & 0xF) | ((sig.eax >> 12) & 0xF0);
+            id = match amd {
+                true => 0x1_0000 | (family & 0xFF) << 8 | model,
+                false => 1,
+            };
+            ID.store(id, Ordering::Relaxed);
         }
+        (id != 1).then_some(((id >> 8) & 0xFF, id & 0xFF))
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks AVX2
@@ -316,7 +346,11 @@ mod imp {
                     check_strided(e, 8, 8 * g, 8, seed + 50);
                 }
             }
-            std::eprintln!("avx2 lanes: prefetch {}", super::prefetch_pays());
+            std::eprintln!(
+                "avx2 lanes: prefetch {}, half-width units {}",
+                super::prefetch_pays(),
+                super::half_width()
+            );
         }
 
         /// The kernel ends with `vzeroupper`: after it, the processor must report the
@@ -387,5 +421,8 @@ mod imp {
     }
     pub(super) fn kernel_generic(_groups: usize) -> Option<LaneKernel> {
         None
+    }
+    pub(super) fn half_width() -> bool {
+        false
     }
 }
