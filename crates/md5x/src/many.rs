@@ -7,8 +7,11 @@
 //! lie; only the tail of each message (under 64 bytes) is copied, with its padding, into
 //! the lane's two-block buffer (messages of at most 119 bytes go there whole: one kernel
 //! run instead of two). Idle lanes read a live lane's data and their results are
-//! dropped. When fewer messages are left than the kernel's measured cut-over, the
-//! remaining ones finish on the single-stream kernel.
+//! dropped. Once no message is waiting, the live ones move to a narrower kernel as
+//! soon as one suits their number better ([`shape_for`]), so that the last messages
+//! of uneven lengths do not run in mostly idle lanes. When fewer messages are left
+//! than the kernel's measured cut-over, the remaining ones finish on the
+//! single-stream kernel.
 
 use crate::hasher::{finish, md5_with, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
@@ -89,7 +92,7 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
     match backend.lane_kernel() {
         Some(k) => {
             let k = shape_for(backend, inputs.len()).unwrap_or(k);
-            schedule(&k, backend, inputs, out)
+            schedule(&k, backend, Some(backend), inputs, out)
         }
         None => scalar_all(backend, inputs, out),
     }
@@ -206,7 +209,7 @@ pub mod tuning {
             return false;
         };
         k.min_live = min_live;
-        schedule(&k, backend, inputs, out);
+        schedule(&k, backend, None, inputs, out);
         true
     }
 
@@ -239,7 +242,7 @@ pub mod tuning {
         else {
             return false;
         };
-        schedule(&k, Backend::Portable, inputs, out);
+        schedule(&k, Backend::Portable, None, inputs, out);
         true
     }
 
@@ -302,17 +305,6 @@ fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]
 /// Lane `job` value of an idle lane.
 const IDLE: usize = usize::MAX;
 
-/// One lane's message: where it is and how many blocks are left in its current phase
-/// (whole blocks in place, then the padded tail in the lane's buffer).
-#[derive(Clone, Copy)]
-struct LaneJob<'a> {
-    job: usize,
-    cur: &'a [u8],
-    left: usize,
-    in_pad: bool,
-    pad_pos: usize,
-}
-
 /// Copy `tail` (at most 119 bytes) and MD5's padding for a message of `total_len`
 /// bytes into `buf`; returns the number of blocks (1 or 2).
 #[inline]
@@ -327,136 +319,227 @@ fn pad_into(buf: &mut [u8; 128], tail: &[u8], total_len: u64) -> usize {
     nb
 }
 
-/// The job manager (see the module docs). `scalar` is the single-stream backend for
-/// the messages below the cut-over.
-pub(crate) fn schedule<T: AsRef<[u8]>>(
-    k: &LaneKernel,
-    scalar: Backend,
-    inputs: &[T],
-    out: &mut [Digest],
-) {
-    let n = inputs.len();
-    let lanes = k.lanes;
-    assert!(lanes <= MAX_LANES);
-    if n < k.min_live.max(1) {
-        return scalar_all(scalar, inputs, out);
+/// The scheduler's lanes, one array per field, so that the loop run between two kernel
+/// calls touches little: with uneven lengths a message (or its phase) ends at almost
+/// every call, and the calls are then short (one or two blocks).
+struct Sched<'a> {
+    /// The message each lane holds, or [`IDLE`].
+    job: [usize; MAX_LANES],
+    /// Its whole blocks (the message itself; empty once in the padded tail).
+    body: [&'a [u8]; MAX_LANES],
+    /// In the padded tail, read from the lane's `pad` buffer.
+    in_pad: [bool; MAX_LANES],
+    /// Blocks read so far in the current phase.
+    pos: [usize; MAX_LANES],
+    /// Blocks left in the current phase; `usize::MAX` in an idle lane, so that it never
+    /// bounds a run.
+    left: [usize; MAX_LANES],
+    pad: [[u8; 128]; MAX_LANES],
+}
+
+impl<'a> Sched<'a> {
+    /// Start `data` (message `job`) in lane `l`, whose state the caller resets.
+    #[inline]
+    fn begin(&mut self, l: usize, job: usize, data: &'a [u8]) {
+        self.job[l] = job;
+        self.pos[l] = 0;
+        if data.len() <= 119 {
+            // Short messages go to the buffer whole: one phase instead of two.
+            self.left[l] = pad_into(&mut self.pad[l], data, data.len() as u64);
+            self.in_pad[l] = true;
+            self.body[l] = &[];
+        } else {
+            self.left[l] = data.len() / 64;
+            self.in_pad[l] = false;
+            self.body[l] = data;
+        }
     }
-    let mut state = [0u32; 4 * MAX_LANES];
-    let state = &mut state[..4 * lanes];
-    let mut pad = [[0u8; 128]; MAX_LANES];
-    let mut ln = [LaneJob {
-        job: IDLE,
-        cur: &[],
-        left: 0,
-        in_pad: false,
-        pad_pos: 0,
-    }; MAX_LANES];
-    let ln = &mut ln[..lanes];
-    let mut next = 0;
 
-    loop {
-        // Refill idle lanes with the next messages.
-        let mut live = 0;
-        let mut first_live = 0;
-        let mut nblocks = usize::MAX;
-        for (l, lj) in ln.iter_mut().enumerate() {
-            if lj.job == IDLE && next < n {
-                let data = inputs[next].as_ref();
-                for (w, &v) in INIT.iter().enumerate() {
-                    state[k.at(l, w)] = v;
-                }
-                *lj = if data.len() <= 119 {
-                    LaneJob {
-                        job: next,
-                        cur: &[],
-                        left: pad_into(&mut pad[l], data, data.len() as u64),
-                        in_pad: true,
-                        pad_pos: 0,
-                    }
-                } else {
-                    LaneJob {
-                        job: next,
-                        cur: data,
-                        left: data.len() / 64,
-                        in_pad: false,
-                        pad_pos: 0,
-                    }
-                };
-                next += 1;
-            }
-            if lj.job != IDLE {
-                if live == 0 {
-                    first_live = l;
-                }
-                live += 1;
-                nblocks = nblocks.min(lj.left);
-            }
-        }
-        if live == 0 {
-            break;
-        }
-        if live < k.min_live && next == n {
-            // Too few messages left for the lanes to pay: finish them one by one.
-            for (l, lj) in ln.iter().enumerate() {
-                if lj.job != IDLE {
-                    let mut s: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
-                    if lj.in_pad {
-                        let bytes = &pad[l][lj.pad_pos * 64..(lj.pad_pos + lj.left) * 64];
-                        scalar.compress(&mut s, bytes.as_chunks::<64>().0);
-                    } else {
-                        let (blocks, tail) = lj.cur.as_chunks::<64>();
-                        scalar.compress(&mut s, blocks);
-                        finish(scalar, &mut s, tail, inputs[lj.job].as_ref().len() as u64);
-                    }
-                    out[lj.job] = state_to_digest(&s);
-                }
-            }
-            break;
-        }
+    /// Lane `l` has hashed its whole blocks: go on with the tail (the rest of `body`)
+    /// and its padding, for a message of `total` bytes.
+    #[inline]
+    fn pad_tail(&mut self, l: usize, total: u64) {
+        let tail = &self.body[l][self.pos[l] * 64..];
+        self.left[l] = pad_into(&mut self.pad[l], tail, total);
+        self.in_pad[l] = true;
+        self.body[l] = &[];
+        self.pos[l] = 0;
+    }
 
-        let live_src: &[u8] = source(&ln[first_live], &pad[first_live]);
-        let ptrs: [&[u8]; MAX_LANES] = core::array::from_fn(|l| {
-            if l < lanes && ln[l].job != IDLE {
-                source(&ln[l], &pad[l])
-            } else {
-                live_src
-            }
-        });
-        k.compress(state, &ptrs[..lanes], nblocks);
-
-        for (l, lj) in ln.iter_mut().enumerate() {
-            if lj.job == IDLE {
+    /// Move the live lanes, in order, to the first lanes of kernel `to` (fewer lanes
+    /// than `from`, at least as many as are live), their state from `from`'s layout to
+    /// `to`'s; the lanes after them go idle.
+    fn compact(&mut self, from: &LaneKernel, to: &LaneKernel, state: &mut [u32]) {
+        let mut old = [0u32; 4 * MAX_LANES];
+        old[..4 * from.lanes].copy_from_slice(&state[..4 * from.lanes]);
+        let mut j = 0;
+        for l in 0..from.lanes {
+            if self.job[l] == IDLE {
                 continue;
             }
-            lj.left -= nblocks;
-            if lj.in_pad {
-                lj.pad_pos += nblocks;
-            } else {
-                lj.cur = &lj.cur[nblocks * 64..];
+            for w in 0..4 {
+                state[to.at(j, w)] = old[from.at(l, w)];
             }
-            if lj.left == 0 {
-                if lj.in_pad {
-                    let s: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
-                    out[lj.job] = state_to_digest(&s);
-                    lj.job = IDLE;
-                } else {
-                    let total = inputs[lj.job].as_ref().len() as u64;
-                    lj.left = pad_into(&mut pad[l], lj.cur, total);
-                    lj.in_pad = true;
-                    lj.pad_pos = 0;
-                }
-            }
+            // (j <= l: nothing live is overwritten before it moves.)
+            self.job[j] = self.job[l];
+            self.body[j] = self.body[l];
+            self.in_pad[j] = self.in_pad[l];
+            self.pos[j] = self.pos[l];
+            self.left[j] = self.left[l];
+            self.pad[j] = self.pad[l];
+            j += 1;
+        }
+        debug_assert!(j <= to.lanes);
+        for l in j..from.lanes {
+            self.idle(l);
+        }
+    }
+
+    fn idle(&mut self, l: usize) {
+        self.job[l] = IDLE;
+        self.left[l] = usize::MAX;
+        self.in_pad[l] = false;
+        self.body[l] = &[];
+        self.pos[l] = 0;
+    }
+
+    /// The bytes lane `l` reads next.
+    #[inline(always)]
+    fn source(&self, l: usize) -> &[u8] {
+        match self.in_pad[l] {
+            true => &self.pad[l][self.pos[l] * 64..],
+            false => &self.body[l][self.pos[l] * 64..],
         }
     }
 }
 
-/// The bytes a lane reads next.
-#[inline(always)]
-fn source<'a>(lj: &LaneJob<'a>, pad: &'a [u8; 128]) -> &'a [u8] {
-    if lj.in_pad {
-        &pad[lj.pad_pos * 64..]
-    } else {
-        lj.cur
+fn reset_state(k: &LaneKernel, state: &mut [u32], l: usize) {
+    for (w, &v) in INIT.iter().enumerate() {
+        state[k.at(l, w)] = v;
+    }
+}
+
+/// The job manager (see the module docs). `scalar` is the single-stream backend for
+/// the messages below the cut-over. With `narrow`, once no message is waiting and
+/// lanes have gone idle, the live messages move to the narrower kernel of that
+/// backend that [`shape_for`] picks for their number, where there is one.
+pub(crate) fn schedule<T: AsRef<[u8]>>(
+    k: &LaneKernel,
+    scalar: Backend,
+    narrow: Option<Backend>,
+    inputs: &[T],
+    out: &mut [Digest],
+) {
+    let n = inputs.len();
+    let mut k = *k;
+    let mut lanes = k.lanes;
+    assert!(lanes <= MAX_LANES);
+    if n < k.min_live.max(1) {
+        return scalar_all(scalar, inputs, out);
+    }
+    let mut state_buf = [0u32; 4 * MAX_LANES];
+    let state = &mut state_buf[..];
+    let mut s = Sched {
+        job: [IDLE; MAX_LANES],
+        body: [&[]; MAX_LANES],
+        in_pad: [false; MAX_LANES],
+        pos: [0; MAX_LANES],
+        left: [usize::MAX; MAX_LANES],
+        pad: [[0; 128]; MAX_LANES],
+    };
+    let mut next = 0;
+    let mut live = 0;
+    for (l, m) in inputs.iter().take(lanes).enumerate() {
+        reset_state(&k, state, l);
+        s.begin(l, l, m.as_ref());
+        next += 1;
+        live += 1;
+    }
+
+    let mut nblocks = s.left[..lanes].iter().fold(usize::MAX, |m, &x| m.min(x));
+    while live > 0 {
+        if live < k.min_live && next == n {
+            // Too few messages left for the lanes to pay: finish them one by one.
+            for l in 0..lanes {
+                if s.job[l] == IDLE {
+                    continue;
+                }
+                let mut st: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                let src = s.source(l);
+                if s.in_pad[l] {
+                    scalar.compress(&mut st, src[..s.left[l] * 64].as_chunks::<64>().0);
+                } else {
+                    let (blocks, tail) = src.as_chunks::<64>();
+                    scalar.compress(&mut st, blocks);
+                    finish(
+                        scalar,
+                        &mut st,
+                        tail,
+                        inputs[s.job[l]].as_ref().len() as u64,
+                    );
+                }
+                out[s.job[l]] = state_to_digest(&st);
+            }
+            return;
+        }
+
+        if next == n && live < lanes {
+            if let Some(k2) = narrow
+                .and_then(|b| shape_for(b, live))
+                .filter(|k2| k2.lanes < lanes)
+            {
+                s.compact(&k, &k2, state);
+                k = k2;
+                lanes = k.lanes;
+                continue;
+            }
+        }
+
+        let mut ptrs: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
+        for (l, p) in ptrs[..lanes].iter_mut().enumerate() {
+            *p = s.source(l);
+        }
+        if live < lanes {
+            // Idle lanes read a live lane's data; their results are dropped.
+            let first = (0..lanes).find(|&l| s.job[l] != IDLE).unwrap_or(0);
+            let src = ptrs[first];
+            for (p, &job) in ptrs[..lanes].iter_mut().zip(&s.job) {
+                if job == IDLE {
+                    *p = src;
+                }
+            }
+        }
+        k.compress(&mut state[..4 * lanes], &ptrs[..lanes], nblocks);
+
+        // Advance every lane; refill the ones whose message ended; the next run is as
+        // long as the shortest phase left (found in the same pass).
+        let ran = nblocks;
+        nblocks = usize::MAX;
+        for l in 0..lanes {
+            if s.job[l] != IDLE {
+                s.pos[l] += ran;
+                s.left[l] -= ran;
+                if s.left[l] == 0 {
+                    if s.in_pad[l] {
+                        let st: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                        out[s.job[l]] = state_to_digest(&st);
+                        if next < n {
+                            reset_state(&k, state, l);
+                            s.begin(l, next, inputs[next].as_ref());
+                            next += 1;
+                        } else {
+                            s.idle(l);
+                            live -= 1;
+                        }
+                    } else {
+                        // Whole blocks done: the tail and its padding.
+                        let total = inputs[s.job[l]].as_ref().len() as u64;
+                        s.pad_tail(l, total);
+                    }
+                }
+            }
+            nblocks = nblocks.min(s.left[l]);
+        }
     }
 }
 
@@ -505,7 +588,7 @@ mod tests {
     fn check(k: &LaneKernel, lens: &[usize]) {
         let m = msgs(lens);
         let mut out = alloc::vec![Digest::new([0; 16]); m.len()];
-        schedule(k, Backend::Portable, &m, &mut out);
+        schedule(k, Backend::Portable, None, &m, &mut out);
         for (i, d) in out.iter().enumerate() {
             assert_eq!(
                 *d,

@@ -152,8 +152,8 @@ mod imp {
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
         lanes::check_args(state, lanes, 8 * G, nblocks, stride);
         let mut ptrs = [core::ptr::null::<u8>(); 24];
-        for (p, l) in ptrs.iter_mut().zip(lanes) {
-            *p = l.as_ptr();
+        for l in 0..8 * G {
+            ptrs[l] = lanes[l].as_ptr();
         }
         // SAFETY: the CPU has AVX2, `G` is 1 to 3, `state` is `32 * G` words, and the
         // `8 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
