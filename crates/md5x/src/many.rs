@@ -7,7 +7,9 @@
 //! lie; only the tail of each message (under 64 bytes) is copied, with its padding, into
 //! the lane's two-block buffer (messages of at most 119 bytes go there whole: one kernel
 //! run instead of two). Idle lanes read a live lane's data and their results are
-//! dropped. Once no message is waiting, the live ones move to a narrower kernel as
+//! dropped. Messages start longest first within windows of 1024 ([`Order`]), so that
+//! the lanes of a round end close together. Once no message is waiting, the live
+//! ones move to a narrower kernel as
 //! soon as one suits their number better ([`shape_for`]), so that the last messages
 //! of uneven lengths do not run in mostly idle lanes. When fewer messages are left
 //! than the kernel's measured cut-over, the remaining ones finish on the
@@ -419,14 +421,83 @@ fn reset_state(k: &LaneKernel, state: &mut [u32], l: usize) {
     }
 }
 
+/// Messages the job manager orders by length at a time (see [`Order`]).
+const ORDER_WINDOW: usize = 1024;
+
+/// The order in which the job manager starts messages: window by window of
+/// [`ORDER_WINDOW`], longest first within each window where their lengths differ.
+///
+/// Lanes that start together then end together: with lengths in random order, some
+/// lane's message ends at almost every block, and the kernel runs a block at a time
+/// with a refill between every two calls; in order, the lanes of a round end within a
+/// block or two of each other. Longest first also leaves the shortest messages for
+/// last, when lanes go idle. Windows keep the index table on the stack.
+struct Order {
+    /// Position of the window's first message.
+    start: usize,
+    len: usize,
+    /// The window's messages, as offsets from `start`, in the order they run.
+    idx: [u16; ORDER_WINDOW],
+    sorted: bool,
+}
+
+impl Order {
+    fn new() -> Self {
+        Order {
+            start: 0,
+            len: 0,
+            idx: [0; ORDER_WINDOW],
+            sorted: false,
+        }
+    }
+
+    /// The message to run `p`-th (`p` counts up from 0, one at a time).
+    #[inline(always)]
+    fn get<T: AsRef<[u8]>>(&mut self, p: usize, inputs: &[T]) -> usize {
+        if p >= self.start + self.len {
+            self.fill(p, inputs);
+        }
+        match self.sorted {
+            true => self.start + usize::from(self.idx[p - self.start]),
+            false => p,
+        }
+    }
+
+    #[inline(never)]
+    fn fill<T: AsRef<[u8]>>(&mut self, start: usize, inputs: &[T]) {
+        let window = &inputs[start..inputs.len().min(start + ORDER_WINDOW)];
+        self.start = start;
+        self.len = window.len();
+        // Blocks per message; sort only where they differ by more than one (equal
+        // lengths, the common case of a benchmark or of fixed-size records, cost one
+        // pass).
+        let blocks = |m: &T| m.as_ref().len() / 64;
+        let (lo, hi) = window.iter().fold((usize::MAX, 0), |(lo, hi), m| {
+            (lo.min(blocks(m)), hi.max(blocks(m)))
+        });
+        self.sorted = hi > lo.saturating_add(1);
+        if self.sorted {
+            let idx = &mut self.idx[..window.len()];
+            for (i, x) in idx.iter_mut().enumerate() {
+                // (ORDER_WINDOW fits in u16.)
+                *x = i as u16;
+            }
+            idx.sort_unstable_by_key(|&i| core::cmp::Reverse(blocks(&window[usize::from(i)])));
+        }
+    }
+}
+
 /// The job manager (see the module docs). `scalar` is the single-stream backend for
-/// the messages below the cut-over. With `narrow`, once no message is waiting and
-/// lanes have gone idle, the live messages move to the narrower kernel of that
-/// backend that [`shape_for`] picks for their number, where there is one.
+/// the messages below the cut-over. With `adapt`, the job manager adapts to the
+/// inputs: it starts messages longest first within windows ([`Order`]), and once no
+/// message is waiting and lanes have gone idle, the live messages move to the
+/// narrower kernel of that backend that [`shape_for`] picks for their number, where
+/// there is one. Without it, messages run in input order on `k` alone (to measure a
+/// kernel shape).
 pub(crate) fn schedule<T: AsRef<[u8]>>(
     k: &LaneKernel,
     scalar: Backend,
-    narrow: Option<Backend>,
+    adapt: Option<Backend>,
     inputs: &[T],
     out: &mut [Digest],
 ) {
@@ -447,11 +518,20 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
         left: [usize::MAX; MAX_LANES],
         pad: [[0; 128]; MAX_LANES],
     };
+    // Messages in the order they run (`next` counts them); ordering only pays when
+    // lanes are refilled.
+    let mut order = Order::new();
+    let ordered = adapt.is_some() && n > lanes;
+    let mut job_at = |p: usize| match ordered {
+        true => order.get(p, inputs),
+        false => p,
+    };
     let mut next = 0;
     let mut live = 0;
-    for (l, m) in inputs.iter().take(lanes).enumerate() {
+    for l in 0..lanes.min(n) {
+        let job = job_at(l);
         reset_state(&k, state, l);
-        s.begin(l, l, m.as_ref());
+        s.begin(l, job, inputs[job].as_ref());
         next += 1;
         live += 1;
     }
@@ -484,7 +564,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
         }
 
         if next == n && live < lanes {
-            if let Some(k2) = narrow
+            if let Some(k2) = adapt
                 .and_then(|b| shape_for(b, live))
                 .filter(|k2| k2.lanes < lanes)
             {
@@ -525,7 +605,8 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
                         out[s.job[l]] = state_to_digest(&st);
                         if next < n {
                             reset_state(&k, state, l);
-                            s.begin(l, next, inputs[next].as_ref());
+                            let job = job_at(next);
+                            s.begin(l, job, inputs[job].as_ref());
                             next += 1;
                         } else {
                             s.idle(l);
@@ -575,6 +656,34 @@ mod tests {
         ] {
             let k = shape_for(Backend::Avx2, n).unwrap();
             assert_eq!((k.lanes, k.width), (lanes, width), "{n} messages");
+        }
+    }
+
+    #[test]
+    fn order_runs_every_message_once_longest_first_per_window() {
+        let lens: Vec<usize> = (0..2 * ORDER_WINDOW + 300)
+            .map(|i| match i {
+                // The second window: lengths within one block of each other.
+                _ if (ORDER_WINDOW..2 * ORDER_WINDOW).contains(&i) => 64 + i % 64,
+                _ => (i * 7919) % 3000,
+            })
+            .collect();
+        let m = msgs(&lens);
+        let mut order = Order::new();
+        let seq: Vec<usize> = (0..m.len()).map(|p| order.get(p, &m)).collect();
+        let mut seen = seq.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..m.len()).collect::<Vec<_>>(), "not a permutation");
+        for (w, win) in seq.chunks(ORDER_WINDOW).enumerate() {
+            // Every window holds its own messages.
+            let start = w * ORDER_WINDOW;
+            assert!(win.iter().all(|&j| (start..start + win.len()).contains(&j)));
+            let blocks: Vec<usize> = win.iter().map(|&j| lens[j] / 64).collect();
+            if w == 1 {
+                assert!(win.iter().enumerate().all(|(p, &j)| j == start + p));
+            } else {
+                assert!(blocks.windows(2).all(|b| b[0] >= b[1]), "window {w}");
+            }
         }
     }
 

@@ -142,6 +142,25 @@ fn lanes_refilled_many_times() {
 }
 
 #[test]
+fn ordered_windows_of_uneven_and_equal_lengths() {
+    // More than two of the job manager's ordering windows (1024 messages): uneven
+    // lengths (run longest first), then a window of equal ones (run as given), then
+    // uneven again, ending in a partial window.
+    let data = bytes(20_000, 5);
+    let inputs: Vec<&[u8]> = (0..3100usize)
+        .map(|i| {
+            let n = match i {
+                1024..2048 => 130,
+                _ if i % 97 == 0 => 5000 + i,
+                _ => (i * 7919) % 700,
+            };
+            &data[i % 11..][..n]
+        })
+        .collect();
+    check_all(&inputs, "ordered windows");
+}
+
+#[test]
 #[should_panic(expected = "outputs for")]
 fn hash_many_into_length_mismatch_panics() {
     let mut out = [zero(); 2];
