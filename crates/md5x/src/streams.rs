@@ -1163,34 +1163,26 @@ mod tests {
 
     #[test]
     fn split_pays_where_one_group_nears_two_or_a_run_would_overflow() {
-        let has = |b: Backend| b.lane_kernel_groups(1).is_some();
-        if !has(Backend::Sse2) {
-            std::eprintln!("no SSE2 lane kernel here: split_pays not tested");
-            return;
-        }
-        // More than 3 groups' worth, too few for a second lane set: halves.
-        assert_eq!(splits(Backend::Sse2, kernels::sse2::SPEED), [13, 14, 15]);
-        if !has(Backend::Avx2) {
-            std::eprintln!("no AVX2 lane kernel here: split_pays(avx2) not tested");
-            return;
-        }
-        assert_eq!(
-            splits(Backend::Avx2, kernels::avx2::SPEED),
-            (25..=31).collect::<Vec<_>>()
-        );
-        // Half-width units (Zen 1): every count from two lane sets of 8 up, and
+        // (backend, speeds, the batch counts that split). Everywhere, a queue of more
+        // than 3 groups' worth but too few for a second lane set is halved. With AVX2's
+        // half-width speeds (Zen 1), every count from two lane sets of 8 up splits, and
         // nothing below (the half left behind would not fill a lane set).
-        assert_eq!(
-            splits(Backend::Avx2, kernels::avx2::SPEED_HALF_WIDTH),
-            (16..=32).collect::<Vec<_>>()
-        );
-        if !has(Backend::Avx512) {
-            std::eprintln!("no AVX-512 lane kernel here: split_pays(avx512) not tested");
-            return;
+        let cases = [
+            (Backend::Sse2, kernels::sse2::SPEED, 13..=15),
+            (Backend::Avx2, kernels::avx2::SPEED, 25..=31),
+            (Backend::Avx2, kernels::avx2::SPEED_HALF_WIDTH, 16..=32),
+            (Backend::Avx512, kernels::avx512::SPEED, 49..=63),
+        ];
+        for (backend, speed, want) in cases {
+            if backend.lane_kernel_groups(1).is_none() {
+                std::eprintln!("no {backend} lane kernel here: split_pays({backend}) not tested");
+                continue;
+            }
+            assert_eq!(
+                splits(backend, speed),
+                want.collect::<Vec<_>>(),
+                "{backend} {speed:?}"
+            );
         }
-        assert_eq!(
-            splits(Backend::Avx512, kernels::avx512::SPEED),
-            (49..=63).collect::<Vec<_>>()
-        );
     }
 }
