@@ -369,9 +369,7 @@ pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8],
             if job[l] == IDLE && next < n {
                 job[l] = next;
                 pos[l] = 0;
-                for w in 0..4 {
-                    state[k.at(l, w)] = jobs[next].1[w];
-                }
+                k.set_lane(state, l, jobs[next].1);
                 next += 1;
             }
             if job[l] != IDLE {
@@ -389,7 +387,7 @@ pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8],
             for l in 0..lanes {
                 if job[l] != IDLE {
                     let (data, st) = &mut jobs[job[l]];
-                    let mut s: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                    let mut s = k.get_lane(state, l);
                     scalar.compress(&mut s, data[pos[l] * 64..].as_chunks::<64>().0);
                     **st = s;
                 }
@@ -411,7 +409,7 @@ pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8],
             }
             pos[l] += nblocks;
             if pos[l] * 64 == jobs[job[l]].0.len() {
-                *jobs[job[l]].1 = core::array::from_fn(|w| state[k.at(l, w)]);
+                *jobs[job[l]].1 = k.get_lane(state, l);
                 job[l] = IDLE;
             }
         }

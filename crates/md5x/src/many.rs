@@ -379,9 +379,7 @@ impl<'a> Sched<'a> {
             if self.job[l] == IDLE {
                 continue;
             }
-            for w in 0..4 {
-                state[to.at(j, w)] = old[from.at(l, w)];
-            }
+            to.set_lane(state, j, &from.get_lane(&old, l));
             // (j <= l: nothing live is overwritten before it moves.)
             self.job[j] = self.job[l];
             self.body[j] = self.body[l];
@@ -412,12 +410,6 @@ impl<'a> Sched<'a> {
             true => &self.pad[l][self.pos[l] * 64..],
             false => &self.body[l][self.pos[l] * 64..],
         }
-    }
-}
-
-fn reset_state(k: &LaneKernel, state: &mut [u32], l: usize) {
-    for (w, &v) in INIT.iter().enumerate() {
-        state[k.at(l, w)] = v;
     }
 }
 
@@ -530,7 +522,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
     let mut live = 0;
     for l in 0..lanes.min(n) {
         let job = job_at(l);
-        reset_state(&k, state, l);
+        k.set_lane(state, l, &INIT);
         s.begin(l, job, inputs[job].as_ref());
         next += 1;
         live += 1;
@@ -544,7 +536,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
                 if s.job[l] == IDLE {
                     continue;
                 }
-                let mut st: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                let mut st = k.get_lane(state, l);
                 let src = s.source(l);
                 if s.in_pad[l] {
                     scalar.compress(&mut st, src[..s.left[l] * 64].as_chunks::<64>().0);
@@ -601,10 +593,10 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
                 s.left[l] -= ran;
                 if s.left[l] == 0 {
                     if s.in_pad[l] {
-                        let st: [u32; 4] = core::array::from_fn(|w| state[k.at(l, w)]);
+                        let st = k.get_lane(state, l);
                         out[s.job[l]] = state_to_digest(&st);
                         if next < n {
-                            reset_state(&k, state, l);
+                            k.set_lane(state, l, &INIT);
                             let job = job_at(next);
                             s.begin(l, job, inputs[job].as_ref());
                             next += 1;

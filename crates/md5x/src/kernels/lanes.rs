@@ -166,6 +166,20 @@ impl LaneKernel {
     pub(crate) fn at(&self, lane: usize, w: usize) -> usize {
         ((lane / self.width) * 4 + w) * self.width + lane % self.width
     }
+
+    /// Lane `l`'s four state words, out of the lane layout.
+    #[inline]
+    pub(crate) fn get_lane(&self, state: &[u32], l: usize) -> [u32; 4] {
+        core::array::from_fn(|w| state[self.at(l, w)])
+    }
+
+    /// Set lane `l`'s four state words in the lane layout.
+    #[inline]
+    pub(crate) fn set_lane(&self, state: &mut [u32], l: usize, words: &[u32; 4]) {
+        for (w, &v) in words.iter().enumerate() {
+            state[self.at(l, w)] = v;
+        }
+    }
 }
 
 /// What every lane kernel's safe entry checks before it reads: `count` lanes and 4 state
