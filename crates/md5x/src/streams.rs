@@ -12,7 +12,8 @@
 //! one only when a full lane set of batches is queued; never more than the cores).
 //! Where two half runs on two cores are estimated to beat one full run (Zen 1's AVX2,
 //! whose one group runs at 75% of the speed of two; see `split_pays`), a combiner
-//! takes half of the queue and starts a second combiner on the rest. A combiner waits a few microseconds for the batches of the other streams that are in
+//! takes half of the queue and starts a second combiner on the rest. A combiner waits
+//! a few microseconds for the batches of the other streams that are in
 //! the middle of a write, takes everything queued, hashes it side by side in the
 //! lanes (the job manager of [`Lanes`](crate::Lanes)), and then, for each stream,
 //! either queues its next batch at once with the new state (no wake-up on the critical
@@ -115,8 +116,10 @@ struct Inner {
     /// Most batches one combiner run takes.
     max_take: usize,
     max_combiners: usize,
-    /// Whether a combiner may leave half of the queue to a second one ([`split_pays`]).
-    split: bool,
+    /// Bit `n` set: a combiner facing `n` queued batches (counted up to `2 * max_take`)
+    /// takes half and leaves the rest to a second one ([`split_pays`], worked out once
+    /// here for every count).
+    split_at: u128,
     /// Batches that fill the smallest lane kernel: a second combiner starts only when
     /// this many are queued (two half-empty runs on two cores hash no more than one
     /// full run on one core, and the other core is better spent copying).
@@ -282,14 +285,21 @@ impl Server {
             .unwrap_or(MAX_LANES)
             .min(MAX_LANES);
         let max_combiners = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let full_run = kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1);
+        // (2 * MAX_LANES = 96 counts fit in the mask.)
+        let split_at = backend.group_speed().map_or(0, |speed| {
+            (0..=2 * max_take)
+                .filter(|&n| split_pays(backend, speed, n, max_take, full_run))
+                .fold(0u128, |m, n| m | 1 << n)
+        });
         Server {
             inner: Arc::new(Inner {
                 backend,
                 kernels,
                 max_take,
                 max_combiners,
-                split: true,
-                full_run: kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1),
+                split_at,
+                full_run,
                 batch: batch_bytes.clamp(4096, 64 << 20) / 64 * 64,
                 q: Mutex::new(Queue {
                     pending: VecDeque::new(),
@@ -317,7 +327,7 @@ impl Server {
     pub fn without_split(backend: Backend, batch_bytes: usize) -> Self {
         let mut s = Self::with_config(backend, batch_bytes);
         if let Some(inner) = Arc::get_mut(&mut s.inner) {
-            inner.split = false;
+            inner.split_at = 0;
         }
         s
     }
@@ -509,11 +519,7 @@ impl Inner {
     /// to a second combiner.
     fn take_count(&self, q: &Queue) -> usize {
         let p = q.pending.len().min(2 * self.max_take);
-        let split = self.split
-            && q.combiners < self.max_combiners
-            && self.backend.group_speed().is_some_and(|speed| {
-                split_pays(self.backend, speed, p, self.max_take, self.full_run)
-            });
+        let split = q.combiners < self.max_combiners && self.split_at >> p & 1 == 1;
         match split {
             true => p.div_ceil(2),
             false => p.min(self.max_take),
@@ -603,9 +609,9 @@ impl Inner {
 /// 1.45 times shorter. Two cores hashing at once are not twice as fast: while one core
 /// hashes, the other copies the writers' bytes into batches, and a split takes that
 /// time from the hashing; the margin was set on Zen 1. There, whose AVX2 runs one
-/// group at 75% of the speed of two, 16 to 24 batches split (a half takes 1.47 to 1.5
-/// times less): 16 writers ran at 2.15-2.32 times 16 `Md5`s with the split, 1.91-1.94
-/// without (`examples/server_bench.rs`). With full-width AVX2 (one group at half the
+/// group at 75% of the speed of two, 16 to 32 batches split (a half takes 1.47 to 1.5
+/// times less): 16 writers ran at 2.11-2.31 times 16 `Md5`s with the split, 1.89-1.90
+/// without, in the same runs (`examples/server_bench.rs`). With full-width AVX2 (one group at half the
 /// speed of two) and on AVX-512 (two thirds), a full run of `max_take` or fewer
 /// batches never splits; more than `max_take` but too few for a second full lane set
 /// split in halves everywhere.
