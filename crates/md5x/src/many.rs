@@ -8,12 +8,11 @@
 //! the lane's two-block buffer (messages of at most 119 bytes go there whole: one kernel
 //! run instead of two). Idle lanes read a live lane's data and their results are
 //! dropped. Messages start longest first within windows of 1024 ([`Order`]), so that
-//! the lanes of a round end close together. Once no message is waiting, the live
-//! ones move to a narrower kernel as
-//! soon as one suits their number better ([`shape_for`]), so that the last messages
-//! of uneven lengths do not run in mostly idle lanes. When fewer messages are left
-//! than the kernel's measured cut-over, the remaining ones finish on the
-//! single-stream kernel.
+//! the lanes of a round end close together. Once no message is waiting, the live ones
+//! move to a narrower kernel as soon as one suits their number better
+//! ([`shape_for`]), so that the last messages of uneven lengths do not run in mostly
+//! idle lanes. When fewer messages are left than the kernel's measured cut-over, the
+//! remaining ones finish on the single-stream kernel.
 
 use crate::hasher::{finish, md5_with, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
@@ -563,6 +562,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
                 s.compact(&k, &k2, state);
                 k = k2;
                 lanes = k.lanes;
+                // (`nblocks` stands: the live lanes kept their blocks left.)
                 continue;
             }
         }
