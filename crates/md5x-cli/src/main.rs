@@ -227,15 +227,37 @@ fn fatal(prog: &[u8], msg: &[u8]) -> ! {
     std::process::exit(1);
 }
 
-fn print_and_exit(text: &str) -> ! {
-    let mut o = io::stdout().lock();
-    if o.write_all(text.as_bytes())
-        .and_then(|_| o.flush())
-        .is_err()
-    {
+/// `--help` and `--version`: print `text`, and exit 0; a failed write is reported as
+/// md5sum reports it (`write error`, exit 1), also when stdout was closed at start-up.
+fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
+    let r = match stdout_closed {
+        true => Err(io::Error::from_raw_os_error(9)),
+        false => {
+            let mut o = io::stdout().lock();
+            o.write_all(text.as_bytes()).and_then(|_| o.flush())
+        }
+    };
+    if let Err(e) = r {
+        let mut line = prog.to_vec();
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(&write_error(&e));
+        line.push(b'\n');
+        let _ = io::stderr().lock().write_all(&line);
         std::process::exit(1);
     }
     std::process::exit(0);
+}
+
+/// md5sum's message for a failed write to stdout: the error is named only when it is
+/// EBADF or EPIPE (md5sum itself would die of SIGPIPE; md5x says so instead);
+/// otherwise just "write error".
+fn write_error(e: &io::Error) -> Vec<u8> {
+    let mut m = b"write error".to_vec();
+    if matches!(e.raw_os_error(), Some(9) | Some(32)) {
+        m.extend_from_slice(b": ");
+        m.extend_from_slice(strerror(e).as_bytes());
+    }
+    m
 }
 
 fn help(prog: &[u8]) -> String {
@@ -377,11 +399,15 @@ fn run(closed: [bool; 3]) -> ! {
                 s.binary = 1;
             }
             Opt::Zero => s.zero = true,
-            Opt::Help => print_and_exit(&help(&prog)),
-            Opt::Version => print_and_exit(&format!(
-                "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.1 behaviour).\n\
+            Opt::Help => print_and_exit(&prog, &help(&prog), closed[1]),
+            Opt::Version => print_and_exit(
+                &prog,
+                &format!(
+                    "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.1 behaviour).\n\
                  License: MIT OR Apache-2.0.\n"
-            )),
+                ),
+                closed[1],
+            ),
             Opt::Jobs => {
                 let v = val.unwrap_or_default();
                 match v.to_str().and_then(|t| t.trim().parse::<usize>().ok()) {
@@ -582,13 +608,7 @@ fn run(closed: [bool; 3]) -> ! {
     }
     let _ = ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
-        // md5sum names the error only when it is EBADF or EPIPE (md5sum itself would
-        // die of SIGPIPE; md5x says so instead); otherwise just "write error".
-        let mut m = b"write error".to_vec();
-        if matches!(e.raw_os_error(), Some(9) | Some(32)) {
-            m.extend_from_slice(b": ");
-            m.extend_from_slice(strerror(&e).as_bytes());
-        }
+        let m = write_error(&e);
         ctx.out.err = Some(e);
         ctx.error(&m);
         std::process::exit(1);

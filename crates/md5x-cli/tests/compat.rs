@@ -608,6 +608,11 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" a nope a >&-",
         "exec -a md5sum \"$0\" -c - < a",
         "exec -a md5sum \"$0\" a > /dev/full",
+        // --help and --version report a failed write too.
+        "exec -a md5sum \"$0\" --help >&-",
+        "exec -a md5sum \"$0\" --version >&-",
+        "exec -a md5sum \"$0\" --help > /dev/full",
+        "exec -a md5sum \"$0\" --version > /dev/full",
     ];
     let mut fails = Vec::new();
     for s in scripts {
