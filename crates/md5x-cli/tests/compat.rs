@@ -632,3 +632,79 @@ fn stdin_forms_match() {
     }
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
+
+/// Operands that name one pipe (`/dev/stdin`, `/dev/fd/0`, `-`) are read in turn, the
+/// first to its end, as md5sum reads them, also when worker threads read the other
+/// files ahead: a worker that opens a pipe leaves it to be read in operand order.
+#[test]
+fn one_pipe_named_twice_is_read_in_turn() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("pipe-twice");
+    let dir = &tmp.0;
+    // Big enough that two readers side by side would each get part of it.
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let big: Vec<u8> = (0..3_000_000)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect();
+    fs::write(dir.join("big"), &big).unwrap();
+    fs::write(dir.join("small"), b"hello\n").unwrap();
+    let want_big = Command::new(&gnu)
+        .arg("big")
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .stdout;
+    let mut sums = want_big[..32].to_vec();
+    sums.extend_from_slice(b"  /dev/stdin\nd41d8cd98f00b204e9800998ecf8427e  /dev/fd/0\n");
+    sums.extend_from_slice(b"b1946ac92492d2347c6235b4d2611184  small\n");
+    fs::write(dir.join("sums"), &sums).unwrap();
+    let sh = |prog: &Path, jobs: &str, script: &str| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .arg(prog)
+            .arg(jobs)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap()
+    };
+    let scripts = [
+        "cat big | exec -a md5sum \"$0\" $1 /dev/stdin small /dev/stdin /dev/fd/0 - small",
+        "cat big | exec -a md5sum \"$0\" $1 small /dev/fd/0 small /dev/stdin",
+        "cat big | exec -a md5sum \"$0\" $1 -c sums",
+    ];
+    let mut fails = Vec::new();
+    for s in scripts {
+        let g = sh(&gnu, "", s);
+        assert_eq!(g.status.code(), Some(0), "md5sum: {s}");
+        for jobs in ["-j1", "-j2", "-j4"] {
+            // Several runs: a race would show in some of them.
+            for _ in 0..3 {
+                let m = sh(Path::new(MD5X), jobs, s);
+                if g.stdout != m.stdout
+                    || g.stderr != m.stderr
+                    || g.status.code() != m.status.code()
+                {
+                    fails.push(format!(
+                        "{s} ({jobs})\n  md5sum: {:?} {}\n  md5x:   {:?} {} {}",
+                        g.status.code(),
+                        show(&g.stdout),
+                        m.status.code(),
+                        show(&m.stdout),
+                        show(&m.stderr)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
