@@ -245,43 +245,145 @@ enum Event {
     },
 }
 
-fn read_all(name: &[u8], stdin: bool) -> io::Result<Vec<u8>> {
-    let mut v = Vec::new();
-    if stdin {
-        engine::READ_STDIN.store(true, Ordering::Relaxed);
-        if engine::STDIN_CLOSED.load(Ordering::Relaxed) {
-            return Err(io::Error::from_raw_os_error(9));
-        }
-        io::stdin().lock().read_to_end(&mut v)?;
-    } else {
-        std::fs::File::open(std::ffi::OsStr::from_bytes(name))?.read_to_end(&mut v)?;
-    }
-    Ok(v)
+/// What one check file's lines came to, over the runs of its chunks.
+#[derive(Default)]
+struct Tally {
+    /// Lines read so far (for warnings' line numbers).
+    lines: u64,
+    misformatted: u64,
+    mismatched: u64,
+    unreadable: u64,
+    /// A properly formatted line was seen.
+    properly: bool,
+    /// A file matched its sum.
+    matched: bool,
 }
 
+/// Read `file`'s checksum lines (`-` is standard input) and verify them, a chunk at a
+/// time: whatever one read returns, cut after its last complete line, is verified
+/// (side by side on the worker threads) and reported before the next read, as md5sum
+/// reports line by line. So a sums list that arrives slowly through a pipe is checked
+/// as it comes, and one that waits on a file it names being read first does not hang.
 pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
     let is_stdin = file == b"-";
     let shown: &[u8] = if is_stdin { b"standard input" } else { file };
-    let data = match read_all(file, is_stdin) {
-        Ok(d) => d,
-        Err(e) => {
-            // md5sum: an open failure names the error; a read failure says "read error".
-            let open_failed =
-                !is_stdin && std::fs::File::open(std::ffi::OsStr::from_bytes(file)).is_err();
-            if open_failed {
+    let mut src: Box<dyn Read> = if is_stdin {
+        engine::READ_STDIN.store(true, Ordering::Relaxed);
+        Box::new(io::stdin().lock())
+    } else {
+        match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                // md5sum: an open failure names the error; a read failure says "read
+                // error".
                 ctx.error_io(file, &e);
-            } else {
-                let mut m = ctx.q(shown);
-                m.extend_from_slice(b": read error");
-                ctx.error(&m);
+                return Outcome::Done(false);
             }
-            return Outcome::Done(false);
         }
     };
+    let mut t = Tally::default();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read_failed = is_stdin && engine::STDIN_CLOSED.load(Ordering::Relaxed);
+    while !read_failed {
+        let n = match src.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                // (The lines before the failure were verified; a partial one is lost,
+                // as with md5sum.)
+                read_failed = true;
+                break;
+            }
+        };
+        let old = pending.len();
+        pending.extend_from_slice(&buf[..n]);
+        let cut = match n {
+            0 => pending.len(),
+            _ => pending[old..]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |p| old + p + 1),
+        };
+        if cut > 0 {
+            if verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t) == Flow::Stop {
+                return Outcome::Stopped;
+            }
+            pending.drain(..cut);
+            // Out before the next read, which may wait.
+            let _ = ctx.out.flush();
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    if read_failed {
+        let mut m = ctx.q(shown);
+        m.extend_from_slice(b": read error");
+        ctx.error(&m);
+        return Outcome::Done(false);
+    }
+    let Tally {
+        misformatted,
+        mismatched,
+        unreadable,
+        properly,
+        matched,
+        ..
+    } = t;
+    if !properly {
+        let mut m = ctx.q(shown);
+        m.extend_from_slice(b": no properly formatted checksum lines found");
+        ctx.error(&m);
+    } else if !o.status {
+        let plural = |n: u64, one: &str, many: &str| {
+            if n == 1 {
+                one.to_string()
+            } else {
+                many.to_string()
+            }
+        };
+        if misformatted != 0 {
+            let w = plural(misformatted, "line is", "lines are");
+            ctx.error(format!("WARNING: {misformatted} {w} improperly formatted").as_bytes());
+        }
+        if unreadable != 0 {
+            let w = plural(unreadable, "listed file", "listed files");
+            ctx.error(format!("WARNING: {unreadable} {w} could not be read").as_bytes());
+        }
+        if mismatched != 0 {
+            let w = plural(mismatched, "computed checksum", "computed checksums");
+            ctx.error(format!("WARNING: {mismatched} {w} did NOT match").as_bytes());
+        }
+        if o.ignore_missing && !matched {
+            let mut m = ctx.q(shown);
+            m.extend_from_slice(b": no file was verified");
+            ctx.error(&m);
+        }
+    }
+    Outcome::Done(
+        properly
+            && matched
+            && mismatched == 0
+            && unreadable == 0
+            && (!o.strict || misformatted == 0),
+    )
+}
 
+/// Verify the complete lines in `data` (the next ones of a check file), adding to `t`.
+fn verify_lines(
+    ctx: &mut Ctx,
+    data: &[u8],
+    is_stdin: bool,
+    shown: &[u8],
+    o: &Opts,
+    t: &mut Tally,
+) -> Flow {
     let mut inputs = Vec::new();
     let mut events = Vec::new();
-    for (lineno, raw) in (1u64..).zip(data.split_inclusive(|&c| c == b'\n')) {
+    for raw in data.split_inclusive(|&c| c == b'\n') {
+        t.lines += 1;
+        let lineno = t.lines;
         if raw[0] == b'#' {
             continue;
         }
@@ -324,15 +426,11 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
         }
     }
 
-    let mut misformatted = 0u64;
-    let mut mismatched = 0u64;
-    let mut unreadable = 0u64;
-    let mut properly = false;
-    let mut matched = false;
     let cfg = ctx.cfg.clone();
     let mut line = Vec::new();
-    let flow = {
+    {
         let ctx = std::cell::RefCell::new(&mut *ctx);
+        // (One engine run per chunk: its workers end with it.)
         engine::run(
             &cfg,
             inputs,
@@ -341,14 +439,14 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                 let mut ctx = ctx.borrow_mut();
                 match ev {
                     Event::Bad(w) => {
-                        misformatted += 1;
+                        t.misformatted += 1;
                         if let Some(w) = w {
                             ctx.error(&w);
                         }
                         Flow::Go
                     }
                     Event::Verify { name, algo, want } => {
-                        properly = true;
+                        t.properly = true;
                         // md5sum 9.1 escapes a name in check output only when it has a newline.
                         let esc = !o.status && name.contains(&b'\n');
                         line.clear();
@@ -361,9 +459,9 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                                 let good = d.digest == want.digest()
                                     && (algo != Algo::Etag || d.parts == want.parts());
                                 if good {
-                                    matched = true;
+                                    t.matched = true;
                                 } else {
-                                    mismatched += 1;
+                                    t.mismatched += 1;
                                 }
                                 if o.status || (good && o.quiet) {
                                     return Flow::Go;
@@ -391,7 +489,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                                 Flow::Go
                             }
                             Some(Err(e)) => {
-                                unreadable += 1;
+                                t.unreadable += 1;
                                 ctx.error_io(&name, &e);
                                 if o.status {
                                     return Flow::Go;
@@ -408,46 +506,5 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                 let _ = ctx.borrow_mut().out.flush();
             },
         )
-    };
-    if flow == Flow::Stop {
-        return Outcome::Stopped;
     }
-
-    if !properly {
-        let mut m = ctx.q(shown);
-        m.extend_from_slice(b": no properly formatted checksum lines found");
-        ctx.error(&m);
-    } else if !o.status {
-        let plural = |n: u64, one: &str, many: &str| {
-            if n == 1 {
-                one.to_string()
-            } else {
-                many.to_string()
-            }
-        };
-        if misformatted != 0 {
-            let w = plural(misformatted, "line is", "lines are");
-            ctx.error(format!("WARNING: {misformatted} {w} improperly formatted").as_bytes());
-        }
-        if unreadable != 0 {
-            let w = plural(unreadable, "listed file", "listed files");
-            ctx.error(format!("WARNING: {unreadable} {w} could not be read").as_bytes());
-        }
-        if mismatched != 0 {
-            let w = plural(mismatched, "computed checksum", "computed checksums");
-            ctx.error(format!("WARNING: {mismatched} {w} did NOT match").as_bytes());
-        }
-        if o.ignore_missing && !matched {
-            let mut m = ctx.q(shown);
-            m.extend_from_slice(b": no file was verified");
-            ctx.error(&m);
-        }
-    }
-    Outcome::Done(
-        properly
-            && matched
-            && mismatched == 0
-            && unreadable == 0
-            && (!o.strict || misformatted == 0),
-    )
 }

@@ -608,6 +608,11 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" a nope a >&-",
         "exec -a md5sum \"$0\" -c - < a",
         "exec -a md5sum \"$0\" a > /dev/full",
+        // A check stream is verified as it comes: its second line is written only
+        // once the FIFO its first line names has been read (md5x once read the whole
+        // list first, and hung here).
+        "rm -f ff; mkfifo ff; { echo '401b30e3b8b5d629635a5c613cdb7919  ff'; timeout 20 sh -c 'echo x > ff'; \
+         echo 'b1946ac92492d2347c6235b4d2611184  a'; } | timeout 20 \"$0\" -c",
         // --help and --version report a failed write too.
         "exec -a md5sum \"$0\" --help >&-",
         "exec -a md5sum \"$0\" --version >&-",
