@@ -47,6 +47,22 @@ else
     echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
 
+# AVX-512: where this CPU lacks it, the library's unit tests, scalar_kernels and
+# many_lanes run with MD5X_BACKEND=avx512 on an emulated Skylake-X (Bochs, booting
+# Debian's kernel; about 10 minutes); said plainly when the emulator cannot be set up.
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+    echo "== AVX-512: ran natively above (this CPU has AVX512F)"
+else
+    echo "== AVX-512 under emulation (Bochs, Skylake-X model): scripts/avx512-emu.sh"
+    emu=0
+    scripts/avx512-emu.sh || emu=$?
+    case $emu in
+        0) ;;
+        2) echo "== AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
+        *) exit "$emu" ;;
+    esac
+fi
+
 # Miri (undefined-behaviour checker) over the library's unit tests, where the nightly
 # toolchain with miri can be had on this machine; said plainly when it cannot.
 if rustup toolchain list 2>/dev/null | grep -q nightly &&
