@@ -577,6 +577,36 @@ fn md5x_matches_gnu_md5sum_byte_for_byte() {
     );
 }
 
+/// Run bash `script` in `dir` with `$0` = `prog` and `$1`... = `args`, in the C locale.
+fn bash(dir: &Path, prog: &Path, script: &str, args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(prog)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap()
+}
+
+/// How `m` (md5x) differs from `g` (md5sum) in exit status, stdout or stderr, as a
+/// report line under `what`; `None` if it does not.
+fn differs(what: &str, g: &std::process::Output, m: &std::process::Output) -> Option<String> {
+    let same = g.stdout == m.stdout && g.stderr == m.stderr && g.status.code() == m.status.code();
+    (!same).then(|| {
+        format!(
+            "{what}\n  md5sum: {:?} {} {}\n  md5x:   {:?} {} {}",
+            g.status.code(),
+            show(&g.stdout),
+            show(&g.stderr),
+            m.status.code(),
+            show(&m.stdout),
+            show(&m.stderr)
+        )
+    })
+}
+
 /// Standard input in its other forms: closed, a directory, a file.
 #[test]
 fn stdin_forms_match() {
@@ -587,16 +617,7 @@ fn stdin_forms_match() {
     let tmp = TempDir::new("stdin");
     let dir = &tmp.0;
     fs::write(dir.join("a"), b"hello\n").unwrap();
-    let sh = |prog: &Path, script: &str| {
-        Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .arg(prog)
-            .current_dir(dir)
-            .env("LC_ALL", "C")
-            .output()
-            .unwrap()
-    };
+    let sh = |prog: &Path, script: &str| bash(dir, prog, script, &[]);
     let scripts = [
         "exec -a md5sum \"$0\" <&-",
         "exec -a md5sum \"$0\" - a <&-",
@@ -623,17 +644,7 @@ fn stdin_forms_match() {
     for s in scripts {
         let g = sh(&gnu, s);
         let m = sh(Path::new(MD5X), s);
-        if g.stdout != m.stdout || g.stderr != m.stderr || g.status.code() != m.status.code() {
-            fails.push(format!(
-                "{s}\n  md5sum: {:?} {} {}\n  md5x:   {:?} {} {}",
-                g.status.code(),
-                show(&g.stdout),
-                show(&g.stderr),
-                m.status.code(),
-                show(&m.stdout),
-                show(&m.stderr)
-            ));
-        }
+        fails.extend(differs(s, &g, &m));
     }
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
@@ -671,17 +682,7 @@ fn one_pipe_named_twice_is_read_in_turn() {
     sums.extend_from_slice(b"  /dev/stdin\nd41d8cd98f00b204e9800998ecf8427e  /dev/fd/0\n");
     sums.extend_from_slice(b"b1946ac92492d2347c6235b4d2611184  small\n");
     fs::write(dir.join("sums"), &sums).unwrap();
-    let sh = |prog: &Path, jobs: &str, script: &str| {
-        Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .arg(prog)
-            .arg(jobs)
-            .current_dir(dir)
-            .env("LC_ALL", "C")
-            .output()
-            .unwrap()
-    };
+    let sh = |prog: &Path, jobs: &str, script: &str| bash(dir, prog, script, &[jobs]);
     let scripts = [
         "cat big | exec -a md5sum \"$0\" $1 /dev/stdin small /dev/stdin /dev/fd/0 - small",
         "cat big | exec -a md5sum \"$0\" $1 small /dev/fd/0 small /dev/stdin",
@@ -695,19 +696,7 @@ fn one_pipe_named_twice_is_read_in_turn() {
             // Several runs: a race would show in some of them.
             for _ in 0..3 {
                 let m = sh(Path::new(MD5X), jobs, s);
-                if g.stdout != m.stdout
-                    || g.stderr != m.stderr
-                    || g.status.code() != m.status.code()
-                {
-                    fails.push(format!(
-                        "{s} ({jobs})\n  md5sum: {:?} {}\n  md5x:   {:?} {} {}",
-                        g.status.code(),
-                        show(&g.stdout),
-                        m.status.code(),
-                        show(&m.stdout),
-                        show(&m.stderr)
-                    ));
-                }
+                fails.extend(differs(&format!("{s} ({jobs})"), &g, &m));
             }
         }
     }
