@@ -284,39 +284,37 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
     let mut t = Tally::default();
     let mut pending: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    let mut read_failed = is_stdin && engine::STDIN_CLOSED.load(Ordering::Relaxed);
-    while !read_failed {
-        let n = match src.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => {
-                // (The lines before the failure were verified; a partial one is lost,
-                // as with md5sum.)
-                read_failed = true;
-                break;
+    let stdin_closed = is_stdin && engine::STDIN_CLOSED.load(Ordering::Relaxed);
+    let read_failed = stdin_closed
+        || loop {
+            let n = match src.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // (The lines before the failure were verified; a partial one is lost, as
+                // with md5sum.)
+                Err(_) => break true,
+            };
+            let old = pending.len();
+            pending.extend_from_slice(&buf[..n]);
+            let cut = match n {
+                0 => pending.len(),
+                _ => pending[old..]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| old + p + 1),
+            };
+            if cut > 0 {
+                if verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t) == Flow::Stop {
+                    return Outcome::Stopped;
+                }
+                pending.drain(..cut);
+                // Out before the next read, which may wait.
+                let _ = ctx.out.flush();
+            }
+            if n == 0 {
+                break false;
             }
         };
-        let old = pending.len();
-        pending.extend_from_slice(&buf[..n]);
-        let cut = match n {
-            0 => pending.len(),
-            _ => pending[old..]
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |p| old + p + 1),
-        };
-        if cut > 0 {
-            if verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t) == Flow::Stop {
-                return Outcome::Stopped;
-            }
-            pending.drain(..cut);
-            // Out before the next read, which may wait.
-            let _ = ctx.out.flush();
-        }
-        if n == 0 {
-            break;
-        }
-    }
     if read_failed {
         let mut m = ctx.q(shown);
         m.extend_from_slice(b": read error");

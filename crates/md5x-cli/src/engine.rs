@@ -279,9 +279,10 @@ fn no_match(target: ETag) -> Sum {
     Sum::md5(target.digest())
 }
 
-/// The sum of a file other than a plain MD5 (which [`read_file`] does, batched).
-/// Regular files are hashed where they lie; other files (FIFOs, devices) as streams.
-/// `threads` is for `etag_file`'s parallel reads.
+/// The sum of the opened file `f` (named `path`) other than a plain MD5 (which
+/// [`read_file`] does, batched). Regular files are hashed where they lie; other files
+/// (FIFOs, devices) as streams, or, with `defer_streams`, handed back unread as
+/// [`Read1::Stream`]. `threads` is for `etag_file`'s parallel reads.
 fn hash_path(
     mut f: File,
     path: &PathBuf,
@@ -289,12 +290,28 @@ fn hash_path(
     cfg: &Config,
     solo: bool,
     threads: usize,
-) -> Hashed {
+    defer_streams: bool,
+) -> io::Result<Read1> {
     let meta = f.metadata()?;
-    if !meta.is_file() {
-        return hash_stream(&mut f, mode, cfg);
+    if meta.is_file() {
+        hash_regular(f, meta.len(), path, mode, cfg, solo, threads).map(Read1::Done)
+    } else if defer_streams && !meta.is_dir() {
+        Ok(Read1::Stream(f))
+    } else {
+        hash_stream(&mut f, mode, cfg).map(Read1::Done)
     }
-    let size = meta.len();
+}
+
+/// [`hash_path`] for a regular file of `size` bytes.
+fn hash_regular(
+    f: File,
+    size: u64,
+    path: &PathBuf,
+    mode: Mode,
+    cfg: &Config,
+    solo: bool,
+    threads: usize,
+) -> Hashed {
     let pipelined = solo && size >= PIPELINE_MIN && cfg.jobs >= 2;
     let add = |n: u64| {
         if let Some(p) = &cfg.progress {
@@ -566,23 +583,14 @@ fn hash_range(
             mode,
         }) = &inputs[i]
         {
-            let f = match File::open(p) {
-                Ok(f) => f,
-                Err(e) => {
-                    got.push((i, Err(e)));
-                    continue;
-                }
-            };
-            let r = match mode {
+            let r = File::open(p).and_then(|f| match mode {
                 Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
-                // (These modes stat every file anyway.)
-                _ if defer_streams && f.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
-                    Ok(Read1::Stream(f))
-                }
-                _ => hash_path(f, p, *mode, cfg, solo, threads).map(Read1::Done),
-            };
+                _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
+            });
+            // (A deferred stream counts as done when the caller has read it.)
+            let deferred = matches!(r, Ok(Read1::Stream(_)));
             got.push((i, r));
-            if let Some(pr) = &cfg.progress {
+            if let (Some(pr), false) = (&cfg.progress, deferred) {
                 pr.add_file();
             }
         }
