@@ -146,7 +146,8 @@ fn bsd_split(s: &[u8], escaped: bool, algo: Algo) -> Option<Parsed> {
     while white(at(s, i)) {
         i += 1;
     }
-    let want = parse_sum(algo, &s[i.min(s.len())..])?;
+    // md5sum reads the sum as a C string: a NUL ends it, and what follows is ignored.
+    let want = parse_sum(algo, c_str(&s[i.min(s.len())..]))?;
     Some(Parsed { algo, want, name })
 }
 

@@ -140,9 +140,32 @@ pub fn quotef(name: &[u8], utf8: bool) -> Vec<u8> {
         return name.to_vec();
     }
 
-    let mut out = Vec::with_capacity(name.len() + 8);
+    let (out, saw_quote, all_compat, pending) = shell_quote(&us, len1, false);
+    if saw_quote && all_compat {
+        let mut dq = Vec::with_capacity(name.len() + 2);
+        dq.push(b'"');
+        dq.extend_from_slice(name);
+        dq.push(b'"');
+        return dq;
+    }
+    if saw_quote && pending {
+        // gnulib, on meeting a `'`, finishes the name as a dry run to see whether
+        // double quotes would do, then quotes it again from the start, but keeps the
+        // dry run's last state: a name that ends inside a `$'...'` run is quoted again
+        // as if one were open. Its first plain character then closes that run (`''`),
+        // and its first escaped one joins it (no `$'`). md5sum prints exactly that,
+        // e.g. `'''it'\''s'$'\r'` for "it's\r", so md5x does too.
+        return shell_quote(&us, len1, true).0;
+    }
+    out
+}
+
+/// gnulib's shell-escape quoting of `us`, starting inside a `$'...'` run if
+/// `pending`. Returns the quoted bytes, whether a `'` was seen, whether every
+/// character also suits double quotes, and whether it ended inside a `$'...'` run.
+fn shell_quote(us: &[Unit<'_>], len1: bool, mut pending: bool) -> (Vec<u8>, bool, bool, bool) {
+    let mut out = Vec::with_capacity(us.len() + 8);
     out.push(b'\'');
-    let mut pending = false; // inside a $'...' run
     let mut saw_quote = false;
     let mut all_compat = true;
     let start_esc = |out: &mut Vec<u8>, pending: &mut bool| {
@@ -200,15 +223,7 @@ pub fn quotef(name: &[u8], utf8: bool) -> Vec<u8> {
         }
     }
     out.push(b'\'');
-
-    if saw_quote && all_compat {
-        let mut dq = Vec::with_capacity(name.len() + 2);
-        dq.push(b'"');
-        dq.extend_from_slice(name);
-        dq.push(b'"');
-        return dq;
-    }
-    out
+    (out, saw_quote, all_compat, pending)
 }
 
 fn octal(out: &mut Vec<u8>, b: u8) {
@@ -245,5 +260,13 @@ mod tests {
         assert_eq!(q(b"q'\nx", false), "'q'\\'''$'\\n''x'");
         assert_eq!(q(b"", false), "''");
         assert_eq!(q(b"\xc2\x80", true), "''$'\\302\\200'");
+        // A `'`, then an escape at the very end: gnulib's second pass (see quotef).
+        assert_eq!(q(b"it's\r", false), r"'''it'\''s'$'\r'");
+        assert_eq!(q(b"\x01'\x01", false), r"'\001'\'''$'\001'");
+        assert_eq!(q("é'\r".as_bytes(), true), r"'''é'\'''$'\r'");
+        assert_eq!(q("é'\r".as_bytes(), false), r"'\303\251'\'''$'\r'");
+        assert_eq!(q(b"'\r", false), r"''\'''$'\r'");
+        assert_eq!(q(b"\r'a\r", false), r"'\r'\''a'$'\r'");
+        assert_eq!(q(b"a'\rb'", false), r"'a'\'''$'\r''b'\'''");
     }
 }

@@ -6,6 +6,8 @@
 //! generated from combinations: options x operands x stdin in hash mode, options x
 //! check files in check mode, and the option parser's error paths. A few cases also
 //! run with stdout and stderr sent to the same file, which checks how they interleave.
+//! Two more tests draw cases at random from a fixed seed (`COMPAT_SEED` varies it):
+//! checksum lists built from the pieces md5sum's parser looks at, and odd file names.
 //!
 //! Needs GNU coreutils md5sum 9.x at /usr/bin/md5sum (or `MD5SUM=path`).
 
@@ -277,6 +279,10 @@ fn setup(dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
     );
     add("hash_comment", format!("#{ha}  a\n {ha}  #x\n"));
     add("nul", format!("{ha}  a\0junk\n{ha}\0 a\n"));
+    add(
+        "nul_tag",
+        format!("MD5 (a) = {ha}\0junk\nMD5 (a) = {ha}\0\r\nMD5 (a) = \0{ha}\n"),
+    );
     add("crmid", format!("{ha}  a\r\r\n{ha}  a\rb\n"));
     add(
         "many",
@@ -701,4 +707,338 @@ fn one_pipe_named_twice_is_read_in_turn() {
         }
     }
     assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+/// xorshift64*: a small seeded generator, so a failing random case can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One random checksum line, built from the pieces md5sum's parser looks at (leading
+/// blanks, the `\` escape mark, sums of every length and case, separators, `MD5 (..) =`,
+/// escaped and odd names, CR, NUL, `#`), then sometimes mutated byte by byte. It never
+/// holds md5x's own tags (`MD5-P4`, `ETAG`), which md5sum would reject.
+fn random_check_line(rng: &mut Rng, files: &[(Vec<u8>, String)]) -> Vec<u8> {
+    let (name, hex) = files[rng.below(files.len())].clone();
+    let bad = "0123456789abcdef0123456789abcdef".to_string();
+    let sum = match rng.below(10) {
+        0..=4 => hex.clone(),
+        5 => hex.to_uppercase(),
+        6 => bad,
+        7 => hex[..rng.below(32)].to_string(),
+        8 => format!("{hex}{}", rng.pick(&["0", "g", " ", "-2", "\"", ")"])),
+        _ => format!("{}g{}", &hex[..10], &hex[11..]),
+    };
+    let escaped_name = |n: &[u8]| -> Vec<u8> {
+        let mut o = Vec::new();
+        for &c in n {
+            match c {
+                b'\\' => o.extend_from_slice(b"\\\\"),
+                b'\n' => o.extend_from_slice(b"\\n"),
+                b'\r' => o.extend_from_slice(b"\\r"),
+                c => o.push(c),
+            }
+        }
+        o
+    };
+    let escape = rng.chance(30);
+    let name = if escape && rng.chance(80) {
+        escaped_name(&name)
+    } else {
+        name
+    };
+    let mut line = Vec::new();
+    let lead: [&[u8]; 6] = [b"", b"", b"", b" ", b"\t", b"  "];
+    line.extend_from_slice(rng.pick(&lead));
+    if escape {
+        line.push(b'\\');
+    }
+    match rng.below(10) {
+        0..=5 => {
+            line.extend_from_slice(sum.as_bytes());
+            let seps: [&[u8]; 10] = [
+                b"  ", b"  ", b" *", b" *", b" ", b"\t", b" \t", b"*", b"   ", b" **",
+            ];
+            let sep = rng.pick(&seps);
+            line.extend_from_slice(sep);
+            line.extend_from_slice(&name);
+        }
+        6..=8 => {
+            let opens: [&[u8]; 4] = [b"MD5 (", b"MD5 (", b"MD5(", b"MD5  ("];
+            let closes: [&[u8]; 6] = [b") = ", b") = ", b")= ", b") =", b")=", b" ) = "];
+            line.extend_from_slice(rng.pick(&opens));
+            line.extend_from_slice(&name);
+            line.extend_from_slice(rng.pick(&closes));
+            line.extend_from_slice(sum.as_bytes());
+        }
+        _ => {
+            let parts: [&[u8]; 12] = [
+                b"#", b" ", b"MD5", b"(", b")", b"=", b"*", b"\\", b"a", b"\r", b"\0", b"\t",
+            ];
+            for _ in 0..rng.below(8) {
+                line.extend_from_slice(rng.pick(&parts));
+            }
+            line.extend_from_slice(sum.as_bytes());
+        }
+    }
+    // Byte-level mutations, drawn from an alphabet without md5x's tag letters.
+    let alphabet = b" \t*\\()=#\r\0anM5D0f";
+    for _ in 0..rng.below(3) {
+        if rng.chance(70) || line.is_empty() {
+            continue;
+        }
+        let i = rng.below(line.len());
+        match rng.below(3) {
+            0 => line[i] = rng.pick(alphabet),
+            1 => {
+                line.remove(i);
+            }
+            _ => line.insert(i, rng.pick(alphabet)),
+        }
+    }
+    let ends: [&[u8]; 5] = [b"\n", b"\n", b"\n", b"\r\n", b"\r\r\n"];
+    line.extend_from_slice(rng.pick(&ends));
+    line
+}
+
+/// Random checksum lists, checked by md5sum and by md5x under random option sets, must
+/// give the same bytes and status: the parser, the messages and the counts, beyond the
+/// hand-written cases above. `COMPAT_SEED` replays (or varies) the generator;
+/// `COMPAT_LISTS` sets how many lists (default 400).
+#[test]
+fn random_check_lists_match() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let seed: u64 = std::env::var("COMPAT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6d35_7863_6865_636b);
+    let lists: usize = std::env::var("COMPAT_LISTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    let tmp = TempDir::new("random-check");
+    let dir = &tmp.0;
+    let mut files: Vec<(Vec<u8>, String)> = Vec::new();
+    for (i, n) in tricky_names().into_iter().enumerate() {
+        let content = format!("content {i}\n");
+        fs::write(dir.join(std::ffi::OsStr::from_bytes(&n)), &content).unwrap();
+        let hex = Command::new(&gnu)
+            .arg(std::ffi::OsStr::from_bytes(&n))
+            .current_dir(dir)
+            .output()
+            .unwrap()
+            .stdout;
+        let hex = String::from_utf8_lossy(&hex).trim_start_matches('\\')[..32].to_string();
+        files.push((n, hex));
+    }
+    fs::create_dir(dir.join("dir")).unwrap();
+    let some = files[0].1.clone();
+    files.push((b"dir".to_vec(), some.clone()));
+    files.push((b"missing".to_vec(), some.clone()));
+    files.push((b"".to_vec(), some.clone()));
+    files.push((b"a)".to_vec(), some));
+
+    let optsets: [&[&str]; 8] = [
+        &["-c"],
+        &["-c", "-w"],
+        &["-c", "--strict"],
+        &["-c", "--quiet", "-w"],
+        &["-c", "--status"],
+        &["-c", "--ignore-missing"],
+        &["-c", "--ignore-missing", "--strict", "-w"],
+        &["-c", "--warn", "--quiet", "--strict"],
+    ];
+    let mut rng = Rng(seed | 1);
+    let mut cases = Vec::new();
+    for k in 0..lists {
+        let body: Vec<u8> = (0..1 + rng.below(6))
+            .flat_map(|_| random_check_line(&mut rng, &files))
+            .collect();
+        let ck = format!("ck{k}");
+        fs::write(dir.join(&ck), &body).unwrap();
+        let mut args: Vec<OsString> = optsets[rng.below(optsets.len())]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        // Sometimes on standard input, sometimes after another list (md5sum decides
+        // once per run whether one-space lines are the reversed BSD form).
+        let stdin = if rng.chance(25) {
+            args.push("-".into());
+            body
+        } else {
+            if k > 0 && rng.chance(25) {
+                args.push(format!("ck{}", rng.below(k)).into());
+            }
+            args.push(ck.into());
+            Vec::new()
+        };
+        cases.push(Case {
+            args,
+            stdin,
+            locale: if rng.chance(30) { "C.UTF-8" } else { "C" },
+            extra: if rng.chance(50) { vec!["-j1"] } else { vec![] },
+            merged: rng.chance(20),
+        });
+    }
+    let mut fails = Vec::new();
+    for c in &cases {
+        for f in compare(&gnu, dir, std::slice::from_ref(c)) {
+            // The report names the lists; show what they held.
+            let lists: Vec<String> = c
+                .args
+                .iter()
+                .filter_map(|a| {
+                    fs::read(dir.join(a))
+                        .ok()
+                        .map(|b| format!("\n  {a:?}: {}", show(&b)))
+                })
+                .collect();
+            fails.push(format!("{f}{}", lists.concat()));
+        }
+    }
+    eprintln!(
+        "random check lists: {} cases (COMPAT_SEED={seed}), {} differ",
+        cases.len(),
+        fails.len()
+    );
+    for f in fails.iter().take(10) {
+        eprintln!("{f}\n");
+    }
+    assert!(
+        fails.is_empty(),
+        "{} of {} random check lists differ from GNU md5sum (COMPAT_SEED={seed})",
+        fails.len(),
+        cases.len()
+    );
+}
+
+/// A random file name: bytes that quoting and escaping treat differently (quotes,
+/// blanks, shell characters, control bytes, `\`, newline, CR, bytes >= 0x80 that are
+/// or are not valid UTF-8), 1 to 8 pieces.
+fn random_name(rng: &mut Rng) -> Vec<u8> {
+    let pieces: [&[u8]; 34] = [
+        b"a",
+        b"Z",
+        b"0",
+        b"-",
+        b".",
+        b"_",
+        b"'",
+        b"\"",
+        b" ",
+        b"\t",
+        b"\n",
+        b"\r",
+        b"\\",
+        b":",
+        b"#",
+        b"~",
+        b"{",
+        b"}",
+        b"*",
+        b"?",
+        b"$",
+        b"=",
+        b"(",
+        b")",
+        b"\x01",
+        b"\x07",
+        b"\x7f",
+        b"\x1b",
+        b"\xff",
+        b"\xc3",
+        b"\xc3\xa9",
+        b"\xe2\x82\xac",
+        b"\xe2\x82",
+        b"\xef\xbf\xbe",
+    ];
+    let mut n = Vec::new();
+    for _ in 0..1 + rng.below(8) {
+        n.extend_from_slice(rng.pick(&pieces));
+    }
+    n.retain(|&b| b != b'/' && b != 0);
+    if n == b"." || n == b".." || n == b"-" {
+        n.push(b'x');
+    }
+    n
+}
+
+/// Random file names, hashed by md5sum and by md5x (present ones printed with the `\`
+/// escaping, absent ones named in quoted diagnostics, in both locales, with and
+/// without `--tag` and `-z`), must give the same bytes and status. `COMPAT_SEED`
+/// replays or varies the generator; `COMPAT_NAMES` sets how many runs (default 300).
+#[test]
+fn random_names_match() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let seed: u64 = std::env::var("COMPAT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6e61_6d65_7321);
+    let runs: usize = std::env::var("COMPAT_NAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let tmp = TempDir::new("random-names");
+    let dir = &tmp.0;
+    let mut rng = Rng(seed | 1);
+    let optsets: [&[&str]; 5] = [&[], &["--tag"], &["-z"], &["-b"], &["--tag", "-z"]];
+    let mut cases = Vec::new();
+    for _ in 0..runs {
+        let mut args: Vec<OsString> = optsets[rng.below(optsets.len())]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        args.push("--".into());
+        for _ in 0..1 + rng.below(3) {
+            let n = random_name(&mut rng);
+            if rng.chance(60) {
+                fs::write(dir.join(std::ffi::OsStr::from_bytes(&n)), &n).unwrap();
+            }
+            args.push(os(&n));
+        }
+        cases.push(Case {
+            args,
+            stdin: Vec::new(),
+            locale: if rng.chance(50) { "C.UTF-8" } else { "C" },
+            extra: vec![],
+            merged: false,
+        });
+    }
+    let fails = compare(&gnu, dir, &cases);
+    eprintln!(
+        "random names: {} cases (COMPAT_SEED={seed}), {} differ",
+        cases.len(),
+        fails.len()
+    );
+    for f in fails.iter().take(10) {
+        eprintln!("{f}\n");
+    }
+    assert!(
+        fails.is_empty(),
+        "{} of {} runs with random names differ from GNU md5sum (COMPAT_SEED={seed})",
+        fails.len(),
+        cases.len()
+    );
 }
