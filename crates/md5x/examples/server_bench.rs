@@ -1,7 +1,7 @@
 //! `md5x::Server` against independent `Md5`s on the same cores (issue 8's targets):
 //!
-//! 1. 16 writer threads, each streaming `MD5X_SERVER_MIB` MiB (default 64) in 1 MiB
-//!    writes: aggregate throughput of `Server` handles over 16 independent `Md5`s, and
+//! 1. 16 writer threads (`MD5X_WRITERS`), each streaming `MD5X_SERVER_MIB` MiB (default 64) in 1 MiB
+//!    writes: aggregate throughput of `Server` handles over as many independent `Md5`s, and
 //!    of a server whose combiners never split the queue between two cores.
 //! 2. One writer alone (`MD5X_SOLO_MIB`, default 256 MiB, in 1 MiB and in 4 KiB
 //!    writes): a handle on a server over a plain `Md5`.
@@ -108,9 +108,9 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
-    // 1. 16 writers: 16 Md5s, the server, and the server with its combiners never
+    // 1. 16 writers (`MD5X_WRITERS`): as many Md5s, the server, and the server with its combiners never
     // splitting the queue between cores (what the split gains, in the same run).
-    let threads = 16;
+    let threads = env("MD5X_WRITERS", 16).max(1);
     let gib = (threads * mib) as f64 / 1024.0;
     let unsplit = Server::without_split(server.backend(), server.batch_bytes());
     let (mut best_md5, mut best_srv, mut best_unsplit) = (f64::MAX, f64::MAX, f64::MAX);
@@ -134,7 +134,7 @@ fn main() {
     let after = server.stats();
     let runs = after.runs - before.runs;
     println!(
-        "16 writers x {mib} MiB (1 MiB writes): 16 Md5s {:.2} GiB/s, Server {:.2} GiB/s: \
+        "{threads} writers x {mib} MiB (1 MiB writes): {threads} Md5s {:.2} GiB/s, Server {:.2} GiB/s: \
          ratio {:.2}x (target 4x); {:.1} batches per combiner run, {:.0}% in lanes",
         gib / best_md5,
         gib / best_srv,
