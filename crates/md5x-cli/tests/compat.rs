@@ -730,6 +730,31 @@ impl Rng {
     }
 }
 
+/// A random test's seed (`COMPAT_SEED`, else `default_seed`) and its number of cases
+/// (the variable `count_var`, else `default_count`).
+fn draw(default_seed: u64, count_var: &str, default_count: usize) -> (u64, usize) {
+    let num = |var: &str| std::env::var(var).ok().and_then(|s| s.parse::<u64>().ok());
+    let seed = num("COMPAT_SEED").unwrap_or(default_seed);
+    let count = num(count_var).map_or(default_count, |n| n as usize);
+    (seed, count)
+}
+
+/// Report a random test's differences (the first ten in full) and fail if any.
+fn require_none(what: &str, seed: u64, cases: usize, fails: &[String]) {
+    eprintln!(
+        "{what}: {cases} cases (COMPAT_SEED={seed}), {} differ",
+        fails.len()
+    );
+    for f in fails.iter().take(10) {
+        eprintln!("{f}\n");
+    }
+    assert!(
+        fails.is_empty(),
+        "{what}: {} of {cases} cases differ from GNU md5sum (replay: COMPAT_SEED={seed})",
+        fails.len()
+    );
+}
+
 /// One random checksum line, built from the pieces md5sum's parser looks at (leading
 /// blanks, the `\` escape mark, sums of every length and case, separators, `MD5 (..) =`,
 /// escaped and odd names, CR, NUL, `#`), then sometimes mutated byte by byte. It never
@@ -827,14 +852,7 @@ fn random_check_lists_match() {
         eprintln!("SKIPPED: GNU md5sum 9.x not found");
         return;
     };
-    let seed: u64 = std::env::var("COMPAT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x6d35_7863_6865_636b);
-    let lists: usize = std::env::var("COMPAT_LISTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+    let (seed, lists) = draw(0x6d35_7863_6865_636b, "COMPAT_LISTS", 400);
     let tmp = TempDir::new("random-check");
     let dir = &tmp.0;
     let mut files: Vec<(Vec<u8>, String)> = Vec::new();
@@ -915,20 +933,7 @@ fn random_check_lists_match() {
             fails.push(format!("{f}{}", lists.concat()));
         }
     }
-    eprintln!(
-        "random check lists: {} cases (COMPAT_SEED={seed}), {} differ",
-        cases.len(),
-        fails.len()
-    );
-    for f in fails.iter().take(10) {
-        eprintln!("{f}\n");
-    }
-    assert!(
-        fails.is_empty(),
-        "{} of {} random check lists differ from GNU md5sum (COMPAT_SEED={seed})",
-        fails.len(),
-        cases.len()
-    );
+    require_none("random check lists", seed, cases.len(), &fails);
 }
 
 /// A random file name: bytes that quoting and escaping treat differently (quotes,
@@ -992,14 +997,7 @@ fn random_names_match() {
         eprintln!("SKIPPED: GNU md5sum 9.x not found");
         return;
     };
-    let seed: u64 = std::env::var("COMPAT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x6e61_6d65_7321);
-    let runs: usize = std::env::var("COMPAT_NAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
+    let (seed, runs) = draw(0x6e61_6d65_7321, "COMPAT_NAMES", 300);
     let tmp = TempDir::new("random-names");
     let dir = &tmp.0;
     let mut rng = Rng(seed | 1);
@@ -1027,20 +1025,7 @@ fn random_names_match() {
         });
     }
     let fails = compare(&gnu, dir, &cases);
-    eprintln!(
-        "random names: {} cases (COMPAT_SEED={seed}), {} differ",
-        cases.len(),
-        fails.len()
-    );
-    for f in fails.iter().take(10) {
-        eprintln!("{f}\n");
-    }
-    assert!(
-        fails.is_empty(),
-        "{} of {} runs with random names differ from GNU md5sum (COMPAT_SEED={seed})",
-        fails.len(),
-        cases.len()
-    );
+    require_none("random names", seed, cases.len(), &fails);
 }
 
 /// Random command lines from md5sum's own options (short clusters, long options and
@@ -1057,14 +1042,7 @@ fn random_command_lines_match() {
         eprintln!("SKIPPED: GNU md5sum 9.x not found");
         return;
     };
-    let seed: u64 = std::env::var("COMPAT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x6172_6776);
-    let runs: usize = std::env::var("COMPAT_ARGVS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+    let (seed, runs) = draw(0x6172_6776, "COMPAT_ARGVS", 400);
     let tmp = TempDir::new("random-argv");
     let dir = &tmp.0;
     fs::write(dir.join("a"), b"hello\n").unwrap();
@@ -1145,18 +1123,5 @@ fn random_command_lines_match() {
         });
     }
     let fails = compare(&gnu, dir, &cases);
-    eprintln!(
-        "random command lines: {} cases (COMPAT_SEED={seed}), {} differ",
-        cases.len(),
-        fails.len()
-    );
-    for f in fails.iter().take(10) {
-        eprintln!("{f}\n");
-    }
-    assert!(
-        fails.is_empty(),
-        "{} of {} random command lines differ from GNU md5sum (COMPAT_SEED={seed})",
-        fails.len(),
-        cases.len()
-    );
+    require_none("random command lines", seed, cases.len(), &fails);
 }
