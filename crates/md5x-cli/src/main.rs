@@ -238,12 +238,7 @@ fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
         }
     };
     if let Err(e) = r {
-        let mut line = prog.to_vec();
-        line.extend_from_slice(b": ");
-        line.extend_from_slice(&write_error(&e));
-        line.push(b'\n');
-        let _ = io::stderr().lock().write_all(&line);
-        std::process::exit(1);
+        fatal(prog, &write_error(&e));
     }
     std::process::exit(0);
 }
