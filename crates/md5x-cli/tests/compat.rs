@@ -6,8 +6,9 @@
 //! generated from combinations: options x operands x stdin in hash mode, options x
 //! check files in check mode, and the option parser's error paths. A few cases also
 //! run with stdout and stderr sent to the same file, which checks how they interleave.
-//! Two more tests draw cases at random from a fixed seed (`COMPAT_SEED` varies it):
-//! checksum lists built from the pieces md5sum's parser looks at, and odd file names.
+//! Three more tests draw cases at random from a fixed seed (`COMPAT_SEED` varies it):
+//! checksum lists built from the pieces md5sum's parser looks at, odd file names, and
+//! command lines from md5sum's options.
 //!
 //! Needs GNU coreutils md5sum 9.x at /usr/bin/md5sum (or `MD5SUM=path`).
 
@@ -174,7 +175,18 @@ fn tricky_names() -> Vec<Vec<u8>> {
 
 type CheckFiles = Vec<(String, Vec<u8>)>;
 
-fn setup(dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
+/// The sum md5sum (`gnu`) prints for the file `name` in `dir`.
+fn md5sum_hex(gnu: &Path, dir: &Path, name: &[u8]) -> String {
+    let out = Command::new(gnu)
+        .arg("--")
+        .arg(std::ffi::OsStr::from_bytes(name))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim_start_matches('\\')[..32].to_string()
+}
+
+fn setup(gnu: &Path, dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
     let names = tricky_names();
     for (i, n) in names.iter().enumerate() {
         let content: Vec<u8> = if n == b"empty" {
@@ -196,15 +208,7 @@ fn setup(dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
     fs::write(dir.join("dir/sub/f2"), b"two").unwrap();
 
     // Check files: built from md5sum's own output, then edited.
-    let hex = |name: &[u8]| -> String {
-        let out = Command::new("md5sum")
-            .arg("--")
-            .arg(std::ffi::OsStr::from_bytes(name))
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim_start_matches('\\')[..32].to_string()
-    };
+    let hex = |name: &[u8]| md5sum_hex(gnu, dir, name);
     let ha = hex(b"a");
     let he = hex(b"empty");
     let hbig = hex(b"big");
@@ -534,7 +538,7 @@ fn md5x_matches_gnu_md5sum_byte_for_byte() {
     };
     let tmp = TempDir::new("compat");
     let dir = &tmp.0;
-    let (names, checks) = setup(dir);
+    let (names, checks) = setup(&gnu, dir);
 
     let mut cases = hash_cases(&names);
     cases.extend(check_cases(&checks));
@@ -859,13 +863,7 @@ fn random_check_lists_match() {
     for (i, n) in tricky_names().into_iter().enumerate() {
         let content = format!("content {i}\n");
         fs::write(dir.join(std::ffi::OsStr::from_bytes(&n)), &content).unwrap();
-        let hex = Command::new(&gnu)
-            .arg(std::ffi::OsStr::from_bytes(&n))
-            .current_dir(dir)
-            .output()
-            .unwrap()
-            .stdout;
-        let hex = String::from_utf8_lossy(&hex).trim_start_matches('\\')[..32].to_string();
+        let hex = md5sum_hex(&gnu, dir, &n);
         files.push((n, hex));
     }
     fs::create_dir(dir.join("dir")).unwrap();
