@@ -74,10 +74,10 @@ if [[ ${EMU_SKIP_APT:-0} != 1 ]]; then
 fi
 
 # --- 2. kernel: Debian's current stock amd64 image ------------------------------------
-KIMG=$(apt-cache depends linux-image-amd64 2>/dev/null |
-       awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-[[ -n $KIMG ]] || { apt-get update -qq; KIMG=$(apt-cache depends linux-image-amd64 |
-       awk '/Depends: linux-image-[0-9]/ {print $2; exit}'); }
+kimg() { apt-cache depends linux-image-amd64 2>/dev/null |
+         awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
+KIMG=$(kimg)
+[[ -n $KIMG ]] || { apt-get update -qq; KIMG=$(kimg); }
 KVER=${KIMG#linux-image-}
 VMLINUZ=$WORK/kernel/boot/vmlinuz-$KVER
 if [[ ! -f $VMLINUZ ]]; then

@@ -1,8 +1,9 @@
 //! `md5x::Server` against independent `Md5`s on the same cores (issue 8's targets):
 //!
-//! 1. 16 writer threads (`MD5X_WRITERS`), each streaming `MD5X_SERVER_MIB` MiB (default 64) in 1 MiB
-//!    writes: aggregate throughput of `Server` handles over as many independent `Md5`s, and
-//!    of a server whose combiners never split the queue between two cores.
+//! 1. 16 writer threads (`MD5X_WRITERS`), each streaming `MD5X_SERVER_MIB` MiB
+//!    (default 64) in 1 MiB writes: aggregate throughput of `Server` handles over as
+//!    many independent `Md5`s, and of a server whose combiners never split the queue
+//!    between two cores.
 //! 2. One writer alone (`MD5X_SOLO_MIB`, default 256 MiB, in 1 MiB and in 4 KiB
 //!    writes): a handle on a server over a plain `Md5`.
 //! 3. `MD5X_HANDLES` (default 1,000,000) handles created, written (4 KiB) and closed
@@ -108,8 +109,9 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
-    // 1. 16 writers (`MD5X_WRITERS`): as many Md5s, the server, and the server with its combiners never
-    // splitting the queue between cores (what the split gains, in the same run).
+    // 1. 16 writers (`MD5X_WRITERS`): as many Md5s, the server, and the server with its
+    // combiners never splitting the queue between cores (what the split gains, in the
+    // same run).
     let threads = env("MD5X_WRITERS", 16).max(1);
     let gib = (threads * mib) as f64 / 1024.0;
     let unsplit = Server::without_split(server.backend(), server.batch_bytes());
