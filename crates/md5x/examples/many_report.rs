@@ -9,6 +9,11 @@
 //! `../shared/bench-peers`. `MD5X_SIZES` and `MD5X_COUNTS` (comma-separated) override
 //! the default sizes (64, 1024, 8192, 1048576) and message counts (16, 24, 32, 48);
 //! `MD5X_BACKENDS` (comma-separated names, e.g. `avx2`) keeps only those lane backends.
+//! `MD5X_GAP` leaves that many bytes between messages (default 0): messages end to end
+//! at a power-of-two size start at the same offset within a page, so every lane reads
+//! the same L1 cache set at once; a gap of a few cache lines spreads them.
+//! `MD5X_SAME=1` makes every message the same bytes (one slice, hot in L1 for small
+//! sizes): the kernels' own speed, without the memory system's.
 //!
 //! Timing: these machines are shared, so each figure is the best of many short slices
 //! of about 1 ms (a slice that was interrupted only reads slower), interleaved over all
@@ -98,9 +103,18 @@ fn main() {
     }
 }
 
+/// Bytes between one message's start and the next's: the size plus `MD5X_GAP`.
+fn pitch(size: usize) -> usize {
+    match std::env::var("MD5X_SAME").as_deref() {
+        Ok("1") => 0,
+        _ => size + list("MD5X_GAP", &[0])[0],
+    }
+}
+
 fn msgs(data: &[u8], size: usize, count: usize) -> Vec<&[u8]> {
+    let pitch = pitch(size);
     (0..count)
-        .map(|i| &data[i * size..(i + 1) * size])
+        .map(|i| &data[i * pitch..i * pitch + size])
         .collect()
 }
 
@@ -156,7 +170,8 @@ fn table() {
     let sizes = list("MD5X_SIZES", &[64, 1 << 10, 8 << 10, 1 << 20]);
     let counts = list("MD5X_COUNTS", &[16, 24, 32, 48]);
     let rounds = list("MD5X_ROUNDS", &[9])[0];
-    let max = sizes.iter().max().unwrap() * counts.iter().max().unwrap();
+    let max = sizes.iter().max().unwrap()
+        + pitch(*sizes.iter().max().unwrap()) * counts.iter().max().unwrap();
     let mut buf = padded(max);
     let data = aligned(&mut buf, max);
     let rows = rows();
@@ -242,8 +257,8 @@ fn par() {
     // `MD5X_SIZES` / `MD5X_COUNTS`: the first of each (default 512 messages of 8 KiB).
     let size = list("MD5X_SIZES", &[8 << 10])[0];
     let count = list("MD5X_COUNTS", &[512])[0];
-    let mut buf = padded(size * count);
-    let data = aligned(&mut buf, size * count);
+    let mut buf = padded(size + pitch(size) * count);
+    let data = aligned(&mut buf, size + pitch(size) * count);
     let m = msgs(data, size, count);
     let mut out = vec![Digest::new([0; 16]); count];
     let b = Backend::active();

@@ -268,19 +268,21 @@ impl Backend {
     }
 
     /// [`Self::lane_kernel_groups`] through the generic lane algorithm (`lanes.rs` over
-    /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2); the
-    /// same kernel elsewhere.
+    /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2,
+    /// AVX-512); the same kernel elsewhere.
     pub(crate) fn lane_kernel_generic(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
-        match self.hand_scheduled_lanes() {
-            true => kernels::avx2::kernel_generic(groups),
-            false => self.lane_kernel_groups(groups),
+        match self {
+            Backend::Avx2 => kernels::avx2::kernel_generic(groups),
+            Backend::Avx512 => kernels::avx512::kernel_generic(groups),
+            _ => self.lane_kernel_groups(groups),
         }
     }
 
     /// Whether this backend's lane kernels are hand-scheduled rather than the generic
-    /// lane algorithm (AVX2's, `kernels/avx2_asm.rs`).
+    /// lane algorithm (AVX2's and AVX-512's, `kernels/avx2_asm.rs` and
+    /// `kernels/avx512_asm.rs`).
     pub(crate) fn hand_scheduled_lanes(self) -> bool {
-        self == Backend::Avx2
+        matches!(self, Backend::Avx2 | Backend::Avx512)
     }
 
     const fn code(self) -> u8 {

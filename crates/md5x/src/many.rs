@@ -174,7 +174,7 @@ pub mod tuning {
     }
 
     /// [`hash_many_tuned`] through the generic lane algorithm even where a
-    /// hand-scheduled kernel is the default (AVX2): what the benchmarks compare it
+    /// hand-scheduled kernel is the default (AVX2, AVX-512): what the benchmarks compare it
     /// with. Returns `false` (and hashes nothing) when `backend` has no lane kernel with
     /// that many groups here.
     ///

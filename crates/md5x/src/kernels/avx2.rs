@@ -314,7 +314,10 @@ mod imp {
     #[cfg(test)]
     mod tests {
         use super::super::super::lanes::by_groups;
-        use super::super::super::lanes::tests::{check, check_strided};
+        use super::super::super::lanes::tests::{
+            check, check_refuses_bad_arguments, check_strided, check_upper_halves_clean,
+            check_variants,
+        };
         use super::{strided, strided_asm};
 
         #[test]
@@ -329,8 +332,8 @@ mod imp {
                     check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
                 }
             }
-            // Every variant, whichever this CPU picks: with the prefetch (8 blocks, so
-            // that it runs ahead of the kernel) and without; generic and hand-scheduled.
+            // Every variant, whichever this CPU picks: with the prefetch and without;
+            // generic and hand-scheduled.
             for g in 1..=3 {
                 let variants = [
                     by_groups!(g, strided, false).unwrap(),
@@ -338,13 +341,7 @@ mod imp {
                     by_groups!(g, strided_asm, false).unwrap(),
                     by_groups!(g, strided_asm, true).unwrap(),
                 ];
-                for (v, e) in variants.into_iter().enumerate() {
-                    let seed = 100 + 10 * v as u64 + g as u64;
-                    for nblocks in [1, 2, 8] {
-                        check(|s, l, n| e(s, l, n, 64), 8, 8 * g, nblocks, seed);
-                    }
-                    check_strided(e, 8, 8 * g, 8, seed + 50);
-                }
+                check_variants(&variants, 8, g, 100);
             }
             std::eprintln!(
                 "avx2 lanes: prefetch {}, half-width units {}",
@@ -353,34 +350,14 @@ mod imp {
             );
         }
 
-        /// The kernel ends with `vzeroupper`: after it, the processor must report the
-        /// upper halves of the vector registers as unused (XINUSE bit 2, read with
-        /// `xgetbv` and ECX = 1 where the CPU has that leaf), or later SSE code pays for
-        /// them on Intel.
         #[test]
         fn asm_kernel_leaves_the_upper_halves_clean() {
-            use core::arch::x86_64::{__cpuid_count, _xgetbv};
             if super::kernel(1).is_none() {
                 eprintln!("AVX2 not available: avx2 lane kernels not tested");
                 return;
             }
-            // SAFETY: `cpuid` exists on every x86-64 CPU, and leaf 0xD exists where
-            // AVX2 does (AVX needs XSAVE).
-            #[allow(unused_unsafe)]
-            let xsave = unsafe { __cpuid_count(0xD, 1) };
-            if xsave.eax & 4 == 0 {
-                eprintln!("no xgetbv(1) on this CPU: upper-half state not checked");
-                return;
-            }
-            let data = [3u8; 64 * 24];
-            for g in 1..=3 {
-                let f = by_groups!(g, strided_asm, false).unwrap();
-                let lanes: Vec<&[u8]> = (0..8 * g).map(|l| &data[64 * l..]).collect();
-                f(&mut vec![0; 32 * g], &lanes, 1, 64);
-                // SAFETY: XSAVE and `xgetbv` with ECX = 1 are available (checked above).
-                let in_use = unsafe { _xgetbv(1) };
-                assert_eq!(in_use & 4, 0, "{g} groups: upper halves left dirty");
-            }
+            let entries = [1, 2, 3].map(|g| by_groups!(g, strided_asm, false).unwrap());
+            check_upper_halves_clean(&entries, 8);
         }
 
         #[test]
@@ -389,26 +366,7 @@ mod imp {
                 eprintln!("AVX2 not available: avx2 lane kernels not tested");
                 return;
             }
-            let data = [7u8; 200];
-            let mut state = [0u32; 96];
-            // Zero blocks: nothing read, state untouched, even with empty lanes.
-            let empty: Vec<&[u8]> = vec![&[]; 24];
-            strided_asm::<3, false>(&mut state, &empty, 0, 64);
-            assert_eq!(state, [0; 96]);
-            let short = std::panic::catch_unwind(|| {
-                let mut lanes: Vec<&[u8]> = vec![&data[..128]; 24];
-                lanes[23] = &data[..127];
-                strided_asm::<3, false>(&mut [0; 96], &lanes, 2, 64);
-            });
-            assert!(short.is_err(), "a lane one byte short must be refused");
-            let few = std::panic::catch_unwind(|| {
-                strided_asm::<3, false>(&mut [0; 96], &vec![&data[..]; 23], 1, 64);
-            });
-            assert!(few.is_err(), "23 lanes must be refused");
-            let small_state = std::panic::catch_unwind(|| {
-                strided_asm::<3, false>(&mut [0; 64], &vec![&data[..]; 24], 1, 64);
-            });
-            assert!(small_state.is_err(), "a state of 64 words must be refused");
+            check_refuses_bad_arguments(strided_asm::<3, false>, 8);
         }
     }
 }

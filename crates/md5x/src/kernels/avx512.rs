@@ -1,4 +1,6 @@
-//! AVX-512: 16 lanes per `__m512i`; only the [`Lane`] primitives live here.
+//! AVX-512: 16 lanes per `__m512i`; the [`Lane`] primitives for the generic lane
+//! algorithm, and the checked entry to the hand-scheduled kernel (`avx512_asm.rs`) that
+//! the schedulers use.
 //!
 //! `vprold` rotates in one instruction, and one `vpternlogd` computes each of F, G, H
 //! and `!I` (truth tables in `lanes.rs`, checked there and run through the portable
@@ -9,23 +11,31 @@
 
 use super::lanes::LaneKernel;
 
-/// Interleaved 16-lane groups per call: 3. Measured with `many_report` (1, 2 and 3
-/// groups, 96 messages, 64-byte aligned, each lane's data prefetched four blocks ahead
-/// with 1 or 3 groups, see `PREFETCH_AHEAD` below) on Zen 5 (AMD EPYC family 26,
-/// 2026-11-23): 1.62, 2.52 and 3.06 bytes/cycle at 1 KiB, 1.88, 2.95 and 2.90 at 8 KiB,
-/// 1.85, 2.73 and 3.12 at 1 MiB. (Before the prefetch, 3 groups fell to 1.4 at 1 MiB: 48 streams
-/// from memory are more than the hardware prefetchers follow.)
+/// Interleaved 16-lane groups per call: 3, in the hand-scheduled kernel
+/// (`avx512_asm.rs`). Measured with `many_report` (48 messages laid end to end, 64-byte
+/// aligned) on Zen 5 (AMD EPYC family 26 model 2, 2026-11-24): 1, 2 and 3 groups run
+/// 1.61-1.71, 2.20-2.30 and 3.53-3.58 bytes/cycle at 1 KiB, 1.87-1.98, 2.65-2.76 and
+/// 4.56-4.62 at 8 KiB, 1.87-1.96, 2.57-2.68 and 3.88-3.98 at 1 MiB (from memory). The
+/// generic kernel it replaced ran 3 groups at 3.03-3.06, 2.71-3.01 and 2.18-2.33 in the
+/// same runs. Four groups (tried: 5.4 bytes/cycle at 8 KiB in L2, but no faster from L3
+/// or memory) would need the state of 64 lanes in the schedulers; not shipped.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
-/// figures above at 8 KiB and 1 MiB: what `hash_many` weighs against idle lanes in its
-/// last rounds.
-pub(crate) const SPEED: [u32; 3] = [66, 100, 106];
+/// figures above (3 groups: 158 at 1 KiB, 170 at 8 KiB, 150 at 1 MiB): what
+/// `hash_many` weighs against idle lanes in its last rounds.
+pub(crate) const SPEED: [u32; 3] = [71, 100, 160];
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
-/// AVX512F.
+/// AVX512F: the hand-scheduled one (`avx512_asm.rs`).
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
     imp::kernel(groups)
+}
+
+/// The generic lane algorithm over this file's primitives (1 to 3 groups): what the
+/// hand-scheduled kernel replaced, kept to measure it against and tested like it.
+pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
+    imp::kernel_generic(groups)
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -34,15 +44,50 @@ mod imp {
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
+        lane_kernel(groups, by_groups!(groups, strided_asm)?)
+    }
+
+    pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
+        lane_kernel(groups, by_groups!(groups, strided)?)
+    }
+
+    fn lane_kernel(
+        groups: usize,
+        strided: fn(&mut [u32], &[&[u8]], usize, usize),
+    ) -> Option<LaneKernel> {
         if !crate::Backend::Avx512.is_supported() {
             return None;
         }
         Some(LaneKernel {
             lanes: 16 * groups,
             width: 16,
-            strided: by_groups!(groups, strided)?,
+            strided,
             min_live: 2,
         })
+    }
+
+    /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks
+    /// AVX512F and the arguments, then runs it.
+    pub(super) fn strided_asm<const G: usize>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        const { assert!(G >= 1 && G <= 3) };
+        assert!(
+            crate::Backend::Avx512.is_supported(),
+            "AVX-512 not available"
+        );
+        lanes::check_args(state, lanes, 16 * G, nblocks, stride);
+        let mut ptrs = [core::ptr::null::<u8>(); 48];
+        for l in 0..16 * G {
+            ptrs[l] = lanes[l].as_ptr();
+        }
+        // SAFETY: the CPU has AVX512F, `G` is 1 to 3, `state` is `64 * G` words, and
+        // the `16 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
+        // checked above).
+        unsafe { super::super::avx512_asm::compress::<G>(state, &ptrs[..16 * G], nblocks, stride) }
     }
 
     /// Safe entry: checks AVX512F (a cached flag), then runs the kernel
@@ -192,19 +237,49 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::{check, check_strided};
+        use super::super::super::lanes::by_groups;
+        use super::super::super::lanes::tests::{
+            check, check_refuses_bad_arguments, check_strided, check_upper_halves_clean,
+            check_variants,
+        };
+        use super::{strided, strided_asm};
 
         #[test]
         fn avx512_lanes_match_scalar() {
             if super::kernel(1).is_none() {
-                eprintln!("AVX-512 not available: avx512 lane kernel not tested");
+                eprintln!("AVX-512 not available: avx512 lane kernels not tested");
                 return;
             }
             for g in 1..=3 {
-                let k = super::kernel(g).unwrap();
-                check(|s, l, n| k.compress(s, l, n), 16, k.lanes, 3, 20 + g as u64);
-                check_strided(k.strided, 16, k.lanes, 3, 50 + 20 + g as u64);
+                for k in [super::kernel(g).unwrap(), super::kernel_generic(g).unwrap()] {
+                    check(|s, l, n| k.compress(s, l, n), 16, k.lanes, 3, 20 + g as u64);
+                    check_strided(k.strided, 16, k.lanes, 3, 70 + g as u64);
+                }
+                let variants = [
+                    by_groups!(g, strided).unwrap(),
+                    by_groups!(g, strided_asm).unwrap(),
+                ];
+                check_variants(&variants, 16, g, 200);
             }
+        }
+
+        #[test]
+        fn asm_kernel_leaves_the_upper_halves_clean() {
+            if super::kernel(1).is_none() {
+                eprintln!("AVX-512 not available: avx512 lane kernels not tested");
+                return;
+            }
+            let entries = [1, 2, 3].map(|g| by_groups!(g, strided_asm).unwrap());
+            check_upper_halves_clean(&entries, 16);
+        }
+
+        #[test]
+        fn asm_kernel_checks_its_arguments() {
+            if super::kernel(1).is_none() {
+                eprintln!("AVX-512 not available: avx512 lane kernels not tested");
+                return;
+            }
+            check_refuses_bad_arguments(strided_asm::<3>, 16);
         }
     }
 }
@@ -213,6 +288,9 @@ mod imp {
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {
+        None
+    }
+    pub(super) fn kernel_generic(_groups: usize) -> Option<LaneKernel> {
         None
     }
 }

@@ -133,6 +133,9 @@ macro_rules! ternlog_round_functions {
 #[cfg_attr(any(not(target_arch = "x86_64"), miri), allow(unused_imports))]
 pub(crate) use ternlog_round_functions;
 
+/// A lane kernel's entry: `(state, lanes, nblocks, stride)`, as [`LaneKernel::strided`].
+pub(crate) type StridedFn = fn(&mut [u32], &[&[u8]], usize, usize);
+
 /// A lane kernel as the schedulers see it: `compress(state, lanes, nblocks)`.
 ///
 /// `state` holds `4 * lanes` words, laid out per group as four rows (a, b, c, d) of
@@ -149,7 +152,7 @@ pub(crate) struct LaneKernel {
     /// Lanes per vector.
     pub width: usize,
     /// The compress function, with a byte stride between a lane's blocks.
-    pub strided: fn(&mut [u32], &[&[u8]], usize, usize),
+    pub strided: StridedFn,
     /// Below this many live messages, the single-stream kernel is faster (measured).
     pub min_live: usize,
 }
@@ -656,6 +659,79 @@ pub(crate) mod tests {
                     "lane {l} of {lanes} (width {width}, stride {stride})"
                 );
             }
+        }
+    }
+
+    /// A lane kernel's variants (`entries`, each for `groups` groups of `width` lanes)
+    /// against the scalar kernel: 1, 2 and 8 blocks (8, so that a prefetch runs ahead
+    /// of the kernel), then strided.
+    pub(crate) fn check_variants(entries: &[StridedFn], width: usize, groups: usize, seed: u64) {
+        for (v, &e) in entries.iter().enumerate() {
+            let seed = seed + 10 * v as u64 + groups as u64;
+            for nblocks in [1, 2, 8] {
+                check(
+                    |s, l, n| e(s, l, n, 64),
+                    width,
+                    width * groups,
+                    nblocks,
+                    seed,
+                );
+            }
+            check_strided(e, width, width * groups, 8, seed + 50);
+        }
+    }
+
+    /// A kernel entry for 3 groups of `width` lanes refuses what it cannot hash: a lane
+    /// one byte short, one lane too few, a state one group too small; with zero blocks
+    /// it reads nothing and leaves the state as it was, even with empty lanes.
+    pub(crate) fn check_refuses_bad_arguments(entry: StridedFn, width: usize) {
+        let (lanes, data) = (3 * width, [7u8; 200]);
+        let mut state = vec![0u32; 4 * lanes];
+        entry(&mut state, &vec![&[][..]; lanes], 0, 64);
+        assert!(state.iter().all(|&w| w == 0));
+        let short = std::panic::catch_unwind(|| {
+            let mut views: Vec<&[u8]> = vec![&data[..128]; lanes];
+            views[lanes - 1] = &data[..127];
+            entry(&mut vec![0; 4 * lanes], &views, 2, 64);
+        });
+        assert!(short.is_err(), "a lane one byte short must be refused");
+        let few = std::panic::catch_unwind(|| {
+            entry(&mut vec![0; 4 * lanes], &vec![&data[..]; lanes - 1], 1, 64);
+        });
+        assert!(few.is_err(), "{} lanes must be refused", lanes - 1);
+        let small_state = std::panic::catch_unwind(|| {
+            entry(
+                &mut vec![0; 4 * (lanes - width)],
+                &vec![&data[..]; lanes],
+                1,
+                64,
+            );
+        });
+        assert!(small_state.is_err(), "a state for 2 groups must be refused");
+    }
+
+    /// A hand-scheduled kernel ends with `vzeroupper`: after each entry (one per group
+    /// count, `width` lanes a group), the processor must report the upper halves of the
+    /// vector registers as unused (XINUSE bit 2, read with `xgetbv` and ECX = 1 where
+    /// the CPU has that leaf), or later SSE code pays for them on Intel.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    pub(crate) fn check_upper_halves_clean(entries: &[StridedFn], width: usize) {
+        use core::arch::x86_64::{__cpuid_count, _xgetbv};
+        // SAFETY: `cpuid` exists on every x86-64 CPU, and leaf 0xD exists where AVX
+        // does (AVX needs XSAVE); callers run this only where their kernel's ISA is.
+        #[allow(unused_unsafe)]
+        let xsave = unsafe { __cpuid_count(0xD, 1) };
+        if xsave.eax & 4 == 0 {
+            eprintln!("no xgetbv(1) on this CPU: upper-half state not checked");
+            return;
+        }
+        let data = vec![3u8; 64 * width * entries.len()];
+        for (g, &entry) in (1..).zip(entries) {
+            let lanes: Vec<&[u8]> = (0..width * g).map(|l| &data[64 * l..]).collect();
+            entry(&mut vec![0; 4 * width * g], &lanes, 1, 64);
+            // SAFETY: XSAVE and `xgetbv` with ECX = 1 are available (checked above).
+            let in_use = unsafe { _xgetbv(1) };
+            assert_eq!(in_use & 4, 0, "{g} groups: upper halves left dirty");
         }
     }
 

@@ -7,6 +7,8 @@ pub(crate) mod avx2;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2_asm;
 pub(crate) mod avx512;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx512_asm;
 #[cfg(feature = "std")]
 pub(crate) mod clock;
 pub(crate) mod lanes;

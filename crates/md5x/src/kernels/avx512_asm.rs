@@ -1,0 +1,350 @@
+//! AVX-512 with 1 to 3 interleaved 16-lane groups (16 to 48 messages), scheduled by
+//! hand in inline assembly: the lane kernel `avx512.rs` hands out.
+//!
+//! On Zen 5 every vector operation MD5 uses (`vpaddd`, `vpternlogd`, `vprold`) has 2
+//! cycles of latency, so one group's step chain (round function, add, rotate, add) takes
+//! 8 cycles and the groups must overlap to fill the four vector pipes. The generic lane
+//! algorithm leaves the order of each step's adds and the registers to LLVM; here every
+//! step is written out in the short-chain order with fixed registers:
+//!
+//! - `zmm0..zmm3`, `zmm4..zmm7`, `zmm8..zmm11`: the state words of groups 0, 1, 2 (as
+//!   many as the kernel has);
+//! - `zmm16`, `zmm17`, `zmm18`: each group's temporary for the round function.
+//!
+//! A step of one group (`b` is the newest word; `a + m + K` is formed while the previous
+//! step runs, from the transposed message row and the constant broadcast from
+//! `lanes::STEP_K`):
+//!
+//! `a += m; a += K; t = b; t = f(t, c, d) (vpternlogd); a += t (or -= for !I); vprold a;
+//! a += b`
+//!
+//! The newest word enters `vpternlogd` as its first operand, the faster one on Zen 5
+//! (`docs/performance.md`), through a register copy the core eliminates: copying the
+//! oldest word instead and passing `b` second (truth tables permuted) ran 8-11% slower
+//! at every group count. The truth tables are `lanes.rs`' (`TERNLOG_*`), tested there
+//! through the portable lanes on every machine.
+//!
+//! Each block starts by loading every lane's 64 bytes and transposing them in
+//! registers (16 rows, then unpacks of words, of word pairs, and two rounds of 128-bit
+//! shuffles, alternating between the two banks of 16 registers) into a 64-byte aligned
+//! scratch area (1 KiB a group) that the steps read as memory operands. The state goes
+//! through memory between blocks, which frees all 32 registers for the transposition.
+//!
+//! Everything here is checked against the portable kernel by `avx512.rs`' tests, with
+//! and without the prefetch, at strides of one block and more.
+
+/// The register holding word `$w` (0..3, that is a, b, c, d at a quad's start) of group
+/// `$g`.
+#[rustfmt::skip]
+macro_rules! z {
+    (0, 0) => { "zmm0" }; (0, 1) => { "zmm1" }; (0, 2) => { "zmm2" }; (0, 3) => { "zmm3" };
+    (1, 0) => { "zmm4" }; (1, 1) => { "zmm5" }; (1, 2) => { "zmm6" }; (1, 3) => { "zmm7" };
+    (2, 0) => { "zmm8" }; (2, 1) => { "zmm9" }; (2, 2) => { "zmm10" }; (2, 3) => { "zmm11" };
+}
+
+/// Group `$g`'s temporary for the round function.
+#[rustfmt::skip]
+macro_rules! t {
+    (0) => { "zmm16" }; (1) => { "zmm17" }; (2) => { "zmm18" };
+}
+
+/// One step of one group: `$r` selects the round (its `vpternlogd` immediate, and the
+/// instruction that applies the function to the sum: `!I` is subtracted, see
+/// `lanes::Lane::not_i`), `$a..$d` are the roles' word numbers.
+#[rustfmt::skip]
+macro_rules! step {
+    (F, $($x:tt)*) => { step!(@ 0xCA, "vpaddd", $($x)*) };
+    (G, $($x:tt)*) => { step!(@ 0xE4, "vpaddd", $($x)*) };
+    (H, $($x:tt)*) => { step!(@ 0x96, "vpaddd", $($x)*) };
+    (I, $($x:tt)*) => { step!(@ 0xC6, "vpsubd", $($x)*) };
+    (@ $imm:literal, $op:literal, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+        concat!(
+            "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", zmmword ptr [{msg} + 64*(16*", stringify!($g), "+", $w, ")]\n",
+            "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", dword ptr [{k} + 4*(", stringify!($i), ")]{{1to16}}\n",
+            "vmovdqa32 ", t!($g), ", ", z!($g, $b), "\n",
+            "vpternlogd ", t!($g), ", ", z!($g, $c), ", ", z!($g, $d), ", ", stringify!($imm), "\n",
+            $op, " ", z!($g, $a), ", ", z!($g, $a), ", ", t!($g), "\n",
+            "vprold ", z!($g, $a), ", ", z!($g, $a), ", ", stringify!($s), "\n",
+            "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", ", z!($g, $b), "\n",
+        )
+    };
+}
+
+/// One step of every group in `[$g, ...]`, group after group.
+macro_rules! steps {
+    ([$($g:tt),+], $r:ident, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+        concat!($(step!($r, $g, $i, $w, $s, $a, $b, $c, $d),)+)
+    };
+}
+
+/// Four steps of a round (message words `$w0..$w3`, rotations `$s0..$s3`) of every
+/// group in `$gs` (`$ng` of them), after their share of the prefetches; the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)`
+/// from step to step.
+macro_rules! quad {
+    ($gs:tt, $ng:literal, $r:ident, $i:literal, $w0:literal, $w1:literal, $w2:literal, $w3:literal,
+     $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
+        concat!(
+            prefetch!($gs, $ng, $i),
+            steps!($gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
+            steps!($gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
+            steps!($gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
+            steps!($gs, $r, $i + 3, $w3, $s3, 1, 2, 3, 0),
+        )
+    };
+}
+
+/// `$op dst, src1, src2` for the register numbers given.
+#[rustfmt::skip]
+macro_rules! op3 {
+    ($op:literal, $d:literal, $s1:literal, $s2:literal) => {
+        concat!($op, " zmm", $d, ", zmm", $s1, ", zmm", $s2, "\n")
+    };
+    ($op:literal, $d:literal, $s1:literal, $s2:literal, $imm:literal) => {
+        concat!($op, " zmm", $d, ", zmm", $s1, ", zmm", $s2, ", ", $imm, "\n")
+    };
+}
+
+/// Lane `16g + l`'s current block into `zmm$l`.
+#[rustfmt::skip]
+macro_rules! load_row {
+    ($g:literal, $l:literal) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+", $l, ")]\n",
+            "vmovdqu32 zmm", $l, ", zmmword ptr [{p} + {off}]\n",
+        )
+    };
+}
+
+/// Pairs of rows (`zmm2j`, `zmm2j+1`) interleaved word by word into `zmm16 + 2j` (low
+/// halves of each 128-bit chunk) and `zmm17 + 2j` (high halves).
+#[rustfmt::skip]
+macro_rules! unpack_words {
+    ($lo:literal, $hi:literal, $r0:literal, $r1:literal) => {
+        concat!(op3!("vpunpckldq", $lo, $r0, $r1), op3!("vpunpckhdq", $hi, $r0, $r1))
+    };
+}
+
+/// `u[4k + q]` into `zmm(4k + q)`: 128-bit chunk c holds word `4c + q` of lanes
+/// `4k..4k+3` (from `t[4k + q / 2]` and `t[4k + 2 + q / 2]` in `zmm16..zmm31`).
+#[rustfmt::skip]
+macro_rules! unpack_pairs {
+    ($u0:literal, $u1:literal, $u2:literal, $u3:literal,
+     $t0:literal, $t1:literal, $t2:literal, $t3:literal) => {
+        concat!(
+            op3!("vpunpcklqdq", $u0, $t0, $t2),
+            op3!("vpunpckhqdq", $u1, $t0, $t2),
+            op3!("vpunpcklqdq", $u2, $t1, $t3),
+            op3!("vpunpckhqdq", $u3, $t1, $t3),
+        )
+    };
+}
+
+/// For `q`: a 4x4 transposition of 128-bit chunks across `u[q]`, `u[4 + q]`, `u[8 + q]`,
+/// `u[12 + q]` (in `zmm$a..$d`, through `zmm$v0..$v3`) gives words `q`, `4 + q`,
+/// `8 + q`, `12 + q` of all 16 lanes, stored to group `$g`'s scratch rows.
+#[rustfmt::skip]
+macro_rules! chunks {
+    ($g:literal, $q:literal, $a:literal, $b:literal, $c:literal, $d:literal,
+     $v0:literal, $v1:literal, $v2:literal, $v3:literal) => {
+        concat!(
+            op3!("vshufi32x4", $v0, $a, $b, "0x44"),
+            op3!("vshufi32x4", $v1, $a, $b, "0xEE"),
+            op3!("vshufi32x4", $v2, $c, $d, "0x44"),
+            op3!("vshufi32x4", $v3, $c, $d, "0xEE"),
+            op3!("vshufi32x4", $a, $v0, $v2, "0x88"),
+            op3!("vshufi32x4", $b, $v0, $v2, "0xDD"),
+            op3!("vshufi32x4", $c, $v1, $v3, "0x88"),
+            op3!("vshufi32x4", $d, $v1, $v3, "0xDD"),
+            store_word!($g, $q, $a), store_word!($g, 4 + $q, $b),
+            store_word!($g, 8 + $q, $c), store_word!($g, 12 + $q, $d),
+        )
+    };
+}
+
+/// Word `$w` of group `$g`'s sixteen lanes, from `zmm$r` to its scratch row.
+#[rustfmt::skip]
+macro_rules! store_word {
+    ($g:literal, $w:expr, $r:literal) => {
+        concat!("vmovdqa32 zmmword ptr [{msg} + 64*(16*", $g, "+", stringify!($w), ")], zmm", $r, "\n")
+    };
+}
+
+/// Group `$g`'s sixteen blocks at `{off}`, transposed into its scratch rows: word `w` of
+/// lane `l` to lane `l` of row `16g + w`.
+#[rustfmt::skip]
+macro_rules! transpose {
+    ($g:literal) => {
+        concat!(
+            load_row!($g, 0), load_row!($g, 1), load_row!($g, 2), load_row!($g, 3),
+            load_row!($g, 4), load_row!($g, 5), load_row!($g, 6), load_row!($g, 7),
+            load_row!($g, 8), load_row!($g, 9), load_row!($g, 10), load_row!($g, 11),
+            load_row!($g, 12), load_row!($g, 13), load_row!($g, 14), load_row!($g, 15),
+            // t[j] in zmm(16 + j): rows 2p and 2p + 1 interleaved (low and high pairs).
+            unpack_words!(16, 17, 0, 1), unpack_words!(18, 19, 2, 3),
+            unpack_words!(20, 21, 4, 5), unpack_words!(22, 23, 6, 7),
+            unpack_words!(24, 25, 8, 9), unpack_words!(26, 27, 10, 11),
+            unpack_words!(28, 29, 12, 13), unpack_words!(30, 31, 14, 15),
+            // u[j] in zmm(j).
+            unpack_pairs!(0, 1, 2, 3, 16, 17, 18, 19),
+            unpack_pairs!(4, 5, 6, 7, 20, 21, 22, 23),
+            unpack_pairs!(8, 9, 10, 11, 24, 25, 26, 27),
+            unpack_pairs!(12, 13, 14, 15, 28, 29, 30, 31),
+            chunks!($g, 0, 0, 4, 8, 12, 16, 17, 18, 19),
+            chunks!($g, 1, 1, 5, 9, 13, 20, 21, 22, 23),
+            chunks!($g, 2, 2, 6, 10, 14, 24, 25, 26, 27),
+            chunks!($g, 3, 3, 7, 11, 15, 28, 29, 30, 31),
+        )
+    };
+}
+
+/// At the quad starting at step `$i`, prefetch `G` lanes' data `{pf}` bytes ahead into
+/// L1 (`G` = `$ng`, the number of groups): lanes `(i / 4) * G + j` for `j < G`, so the
+/// 16 quads cover all `16 * G` lanes once a block, spread out rather than in a burst.
+#[rustfmt::skip]
+macro_rules! prefetch {
+    ([$($j:tt),+], $ng:literal, $i:literal) => {
+        concat!($(
+            "mov {p}, qword ptr [{lp} + 8*((", $i, "/4)*", $ng, " + ", $j, ")]\n",
+            "prefetcht0 byte ptr [{p} + {pf}]\n",
+        )+)
+    };
+}
+
+/// Group `$g`'s 4 state rows loaded into its registers (`load`), or added to them and
+/// stored back (`add_store`).
+#[rustfmt::skip]
+macro_rules! state_rows {
+    (load, $g:tt) => {
+        concat!(
+            "vmovdqu32 ", z!($g, 0), ", zmmword ptr [{st} + 64*(4*", $g, "+0)]\n",
+            "vmovdqu32 ", z!($g, 1), ", zmmword ptr [{st} + 64*(4*", $g, "+1)]\n",
+            "vmovdqu32 ", z!($g, 2), ", zmmword ptr [{st} + 64*(4*", $g, "+2)]\n",
+            "vmovdqu32 ", z!($g, 3), ", zmmword ptr [{st} + 64*(4*", $g, "+3)]\n",
+        )
+    };
+    (add_store, $g:tt) => {
+        concat!(
+            add_store!($g, 0), add_store!($g, 1), add_store!($g, 2), add_store!($g, 3),
+        )
+    };
+}
+
+/// Row `$w` of group `$g`'s state (in memory) += its register, and stored back.
+#[rustfmt::skip]
+macro_rules! add_store {
+    ($g:tt, $w:tt) => {
+        concat!(
+            "vpaddd ", z!($g, $w), ", ", z!($g, $w), ", zmmword ptr [{st} + 64*(4*", $g, "+", $w, ")]\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+", $w, ")], ", z!($g, $w), "\n",
+        )
+    };
+}
+
+/// One block of every group in `[$g, ...]` (`$ng` of them): the transposition, the 64
+/// steps (with the prefetches), the state updated.
+macro_rules! block {
+    ([$($g:tt),+], $ng:literal) => {
+        concat!(
+            $(transpose!($g),)+
+            $(state_rows!(load, $g),)+
+            quad!([$($g),+], $ng, F, 0, 0, 1, 2, 3, 7, 12, 17, 22),
+            quad!([$($g),+], $ng, F, 4, 4, 5, 6, 7, 7, 12, 17, 22),
+            quad!([$($g),+], $ng, F, 8, 8, 9, 10, 11, 7, 12, 17, 22),
+            quad!([$($g),+], $ng, F, 12, 12, 13, 14, 15, 7, 12, 17, 22),
+            quad!([$($g),+], $ng, G, 16, 1, 6, 11, 0, 5, 9, 14, 20),
+            quad!([$($g),+], $ng, G, 20, 5, 10, 15, 4, 5, 9, 14, 20),
+            quad!([$($g),+], $ng, G, 24, 9, 14, 3, 8, 5, 9, 14, 20),
+            quad!([$($g),+], $ng, G, 28, 13, 2, 7, 12, 5, 9, 14, 20),
+            quad!([$($g),+], $ng, H, 32, 5, 8, 11, 14, 4, 11, 16, 23),
+            quad!([$($g),+], $ng, H, 36, 1, 4, 7, 10, 4, 11, 16, 23),
+            quad!([$($g),+], $ng, H, 40, 13, 0, 3, 6, 4, 11, 16, 23),
+            quad!([$($g),+], $ng, H, 44, 9, 12, 15, 2, 4, 11, 16, 23),
+            quad!([$($g),+], $ng, I, 48, 0, 7, 14, 5, 6, 10, 15, 21),
+            quad!([$($g),+], $ng, I, 52, 12, 3, 10, 1, 6, 10, 15, 21),
+            quad!([$($g),+], $ng, I, 56, 8, 15, 6, 13, 6, 10, 15, 21),
+            quad!([$($g),+], $ng, I, 60, 4, 11, 2, 9, 6, 10, 15, 21),
+            $(state_rows!(add_store, $g),)+
+        )
+    };
+}
+
+/// The transposed message words: 16 rows of 16 lanes per group, 64-byte aligned.
+#[repr(C, align(64))]
+struct Rows<const N: usize>([[u32; 16]; N]);
+
+/// Blocks ahead that each lane's data is prefetched. Measured on Zen 5 (`many_report`,
+/// 48 messages, 3 groups): 2 and 4 level at 8 KiB, 4 ahead by 2-4% at 1 MiB; 1 lost 4%.
+const AHEAD: usize = 4;
+
+/// Compress `nblocks` blocks of `16 * G` lanes (`G` groups of 16, 1 to 3; state layout
+/// as `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; each
+/// lane's block [`AHEAD`] blocks on is prefetched into L1 as the steps run.
+///
+/// # Safety
+///
+/// The CPU has AVX512F; `G` is 1 to 3; `state` is `64 * G` words; `lanes` has `16 * G`
+/// pointers, each valid for reads of `(nblocks - 1) * stride + 64` bytes.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn compress<const G: usize>(
+    state: &mut [u32],
+    lanes: &[*const u8],
+    nblocks: usize,
+    stride: usize,
+) {
+    if nblocks == 0 {
+        return;
+    }
+    debug_assert!((1..=3).contains(&G) && state.len() == 64 * G && lanes.len() == 16 * G);
+    // Written before they are read, every block.
+    let mut msg = core::mem::MaybeUninit::<Rows<64>>::uninit();
+    // The prefetches' offset from each lane's start: `AHEAD` blocks past the block
+    // being hashed. Prefetches cannot fault, so those past the end of a lane are
+    // harmless.
+    let pf = stride.wrapping_mul(AHEAD);
+    macro_rules! run {
+        ($gs:tt, $ng:literal) => {
+            core::arch::asm!(
+                "2:",
+                block!($gs, $ng),
+                "add {off}, {stride}",
+                "add {pf}, {stride}",
+                "dec {n}",
+                "jnz 2b",
+                // Clean upper halves before any SSE code runs (LLVM adds this after its
+                // own wide code, not after `asm!`).
+                "vzeroupper",
+                st = in(reg) state.as_mut_ptr(),
+                lp = in(reg) lanes.as_ptr(),
+                msg = in(reg) msg.as_mut_ptr(),
+                k = in(reg) super::lanes::STEP_K.as_ptr(),
+                stride = in(reg) stride,
+                n = inout(reg) nblocks => _,
+                off = inout(reg) 0usize => _,
+                pf = inout(reg) pf => _,
+                p = out(reg) _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+                out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+                out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
+                out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
+                out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+                out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+                options(nostack),
+            )
+        };
+    }
+    // SAFETY: the caller guarantees AVX512F, and for `G` groups a state of `64 * G`
+    // words and `16 * G` lanes whose blocks are readable at `off = b * stride` for
+    // `b < nblocks`. The loop runs `nblocks` (> 0) times, reads 64 bytes at each of the
+    // `16 * G` lanes' `off` (and prefetches, which never fault), writes only the state's
+    // `4 * G` rows and `msg`'s first `16 * G` rows (64-byte aligned, as `vmovdqa32`
+    // needs), reads `STEP_K`, and clobbers only the registers named.
+    unsafe {
+        match G {
+            1 => run!([0], 1),
+            2 => run!([0, 1], 2),
+            _ => run!([0, 1, 2], 3),
+        }
+    }
+}
