@@ -12,19 +12,19 @@
 use super::lanes::LaneKernel;
 
 /// Interleaved 16-lane groups per call: 3, in the hand-scheduled kernel
-/// (`avx512_asm.rs`). Measured with `many_report` (48 messages laid end to end, 64-byte
-/// aligned) on Zen 5 (AMD EPYC family 26 model 2, 2026-11-24): 1, 2 and 3 groups run
-/// 1.61-1.71, 2.20-2.30 and 3.53-3.58 bytes/cycle at 1 KiB, 1.87-1.98, 2.65-2.76 and
-/// 4.56-4.62 at 8 KiB, 1.87-1.96, 2.57-2.68 and 3.88-3.98 at 1 MiB (from memory). The
-/// generic kernel it replaced ran 3 groups at 3.03-3.06, 2.71-3.01 and 2.18-2.33 in the
-/// same runs. Four groups (tried: 5.4 bytes/cycle at 8 KiB in L2, but no faster from L3
-/// or memory) would need the state of 64 lanes in the schedulers; not shipped.
+/// (`avx512_asm.rs`). Measured with `many_report` (96 messages laid end to end, 64-byte
+/// aligned, two runs) on Zen 5 (AMD EPYC family 26 model 2, 2026-11-24): 1, 2 and 3
+/// groups run 1.65-1.70, 2.96-3.05 and 3.67-3.87 bytes/cycle at 1 KiB, 1.89-1.97,
+/// 3.47-3.69 and 4.62-4.81 at 8 KiB, 1.90-1.96, 3.42-3.51 and 4.01-4.15 at 1 MiB (from
+/// memory). The generic kernel it replaced ran 3 groups at 3.16-3.27, 3.01-3.37 and
+/// 2.09-2.18 in the same runs. Four groups (tried: 5.4 bytes/cycle at 8 KiB in L2, but
+/// no faster from L3 or memory) would need 64 lanes in the schedulers; not shipped.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
-/// figures above (3 groups: 158 at 1 KiB, 170 at 8 KiB, 150 at 1 MiB): what
-/// `hash_many` weighs against idle lanes in its last rounds.
-pub(crate) const SPEED: [u32; 3] = [71, 100, 160];
+/// figures above (1 group 53-56, 3 groups 117-133): what `hash_many` weighs against
+/// idle lanes in its last rounds.
+pub(crate) const SPEED: [u32; 3] = [55, 100, 125];
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
 /// AVX512F: the hand-scheduled one (`avx512_asm.rs`).
