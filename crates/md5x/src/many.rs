@@ -287,10 +287,11 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     );
     let lanes = backend.lanes();
     let threads = rayon::current_num_threads().max(1);
-    // Whole lane sets per share, and a few shares per thread so that uneven inputs
-    // still balance; never fewer than one full set of lanes per share.
-    let per = inputs.len().div_ceil(threads * 4).div_ceil(lanes) * lanes;
-    let chunk = per.max(lanes).max(1);
+    // Whole lane sets per share, about eight shares per thread (one set each when
+    // there are fewer sets than that), so that uneven inputs and set counts that do
+    // not divide by the threads still balance.
+    let sets = inputs.len().div_ceil(lanes.max(1));
+    let chunk = (sets / (threads * 8)).max(1) * lanes.max(1);
     inputs
         .par_chunks(chunk)
         .zip(out.par_chunks_mut(chunk))
