@@ -667,7 +667,7 @@ pub fn run<P>(
                 continue;
             }
             let mut j = i;
-            while j < len && j - i < 32 && !is_stdin(&inputs[j]) {
+            while j < len && j - i < batch_cap() && !is_stdin(&inputs[j]) {
                 j += 1;
             }
             let solo = n_files <= 1;
@@ -698,7 +698,7 @@ pub fn run<P>(
     let threads = (jobs / workers).max(1);
     let len = inputs.len();
     // Batches small enough that every worker gets many of them.
-    let batch = (len / (workers * 8)).clamp(1, 32);
+    let batch = (len / (workers * 8)).clamp(1, batch_cap());
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let inputs = &inputs;
@@ -791,4 +791,14 @@ fn is_stdin(j: &Option<Job>) -> bool {
             ..
         })
     )
+}
+
+/// The most small files a batch holds: 32, or one set of the active backend's lanes
+/// where that is more (AVX-512: 48), so that a batch can fill them. Every file of a
+/// batch is in memory at once, up to [`SMALL_MAX`] bytes each. Measured on Zen 5 (2
+/// cores, page cache, best of 10, three alternating runs): 10,000 files of 64 KiB
+/// 0.065-0.068 s with 32, 0.062-0.065 s with 48; 20,000 files of 1 KiB 0.049-0.051 s
+/// and 0.047 s (md5sum: 0.89 s and 0.123 s).
+fn batch_cap() -> usize {
+    md5x::Backend::active().lanes().max(32)
 }
