@@ -3,6 +3,36 @@
 //! No buffering, padding or policy lives here; `hasher.rs` and the schedulers above
 //! call these through [`crate::Backend`].
 
+/// MD5's 64 steps as 16 quads, for the kernels written in assembly: expands to
+/// `concat!` of `$quad!(ARGS, ROUND, i, w0, w1, w2, w3, s0, s1, s2, s3)` for each quad,
+/// where `i` is its first step, `w0..w3` the message words of its four steps and
+/// `s0..s3` their rotations (RFC 1321's schedule, as [`word_index`] and [`R`] give it:
+/// checked by this module's test, and through the kernels' tests against the portable
+/// kernel).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+macro_rules! md5_quads {
+    ($quad:ident!($($args:tt)*)) => {
+        concat!(
+            $quad!($($args)*, F, 0, 0, 1, 2, 3, 7, 12, 17, 22),
+            $quad!($($args)*, F, 4, 4, 5, 6, 7, 7, 12, 17, 22),
+            $quad!($($args)*, F, 8, 8, 9, 10, 11, 7, 12, 17, 22),
+            $quad!($($args)*, F, 12, 12, 13, 14, 15, 7, 12, 17, 22),
+            $quad!($($args)*, G, 16, 1, 6, 11, 0, 5, 9, 14, 20),
+            $quad!($($args)*, G, 20, 5, 10, 15, 4, 5, 9, 14, 20),
+            $quad!($($args)*, G, 24, 9, 14, 3, 8, 5, 9, 14, 20),
+            $quad!($($args)*, G, 28, 13, 2, 7, 12, 5, 9, 14, 20),
+            $quad!($($args)*, H, 32, 5, 8, 11, 14, 4, 11, 16, 23),
+            $quad!($($args)*, H, 36, 1, 4, 7, 10, 4, 11, 16, 23),
+            $quad!($($args)*, H, 40, 13, 0, 3, 6, 4, 11, 16, 23),
+            $quad!($($args)*, H, 44, 9, 12, 15, 2, 4, 11, 16, 23),
+            $quad!($($args)*, I, 48, 0, 7, 14, 5, 6, 10, 15, 21),
+            $quad!($($args)*, I, 52, 12, 3, 10, 1, 6, 10, 15, 21),
+            $quad!($($args)*, I, 56, 8, 15, 6, 13, 6, 10, 15, 21),
+            $quad!($($args)*, I, 60, 4, 11, 2, 9, 6, 10, 15, 21),
+        )
+    };
+}
+
 pub(crate) mod avx2;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2_asm;
@@ -101,5 +131,33 @@ pub(crate) const fn word_index(i: usize) -> usize {
         1 => (5 * i + 1) % 16,
         2 => (3 * i + 5) % 16,
         _ => (7 * i) % 16,
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+mod tests {
+    use super::{word_index, R};
+
+    /// `md5_quads!`, the schedule the assembly kernels are written from, is
+    /// `word_index` and `R` step by step.
+    #[test]
+    fn md5_quads_is_the_md5_schedule() {
+        macro_rules! text {
+            (_, $r:ident, $($n:expr),+) => {
+                concat!(stringify!($r), $(" ", $n),+, ";")
+            };
+        }
+        let quads: Vec<&str> = md5_quads!(text!(_)).split_terminator(';').collect();
+        assert_eq!(quads.len(), 16);
+        for (q, line) in quads.iter().enumerate() {
+            let f: Vec<&str> = line.split(' ').collect();
+            let n: Vec<usize> = f[1..].iter().map(|x| x.parse().unwrap()).collect();
+            assert_eq!(f[0], ["F", "G", "H", "I"][q / 4], "quad {q}");
+            assert_eq!(n[0], 4 * q, "quad {q}");
+            for k in 0..4 {
+                assert_eq!(n[1 + k], word_index(4 * q + k), "quad {q}, step {k}");
+                assert_eq!(n[5 + k] as u32, R[q / 4][k], "quad {q}, step {k}");
+            }
+        }
     }
 }
