@@ -21,8 +21,8 @@
 //! The newest word enters `vpternlogd` as its first operand, the faster one on Zen 5
 //! (`docs/performance.md`), through a register copy the core eliminates: copying the
 //! oldest word instead and passing `b` second (truth tables permuted) ran 8-11% slower
-//! at every group count. The truth tables are `lanes.rs`' (`TERNLOG_*`), tested there
-//! through the portable lanes on every machine.
+//! at every group count. The truth tables are `lanes.rs`' (`TERNLOG_*`, `const`
+//! operands here), tested there through the portable lanes on every machine.
 //!
 //! Each block starts by loading every lane's 64 bytes and transposing them in
 //! registers (16 rows, then unpacks of words, of word pairs, and two rounds of 128-bit
@@ -30,8 +30,14 @@
 //! scratch area (1 KiB a group) that the steps read as memory operands. The state goes
 //! through memory between blocks, which frees all 32 registers for the transposition.
 //!
-//! Everything here is checked against the portable kernel by `avx512.rs`' tests, with
-//! and without the prefetch, at strides of one block and more.
+//! Each lane's data [`AHEAD`] blocks on is prefetched into L1, a few lanes at the start
+//! of each quad rather than all at the start of the block: messages laid end to end at
+//! a power-of-two size start at the same offset in a page, so all 48 lanes read the same
+//! L1 set, and a burst of 48 prefetches into its 12 ways evicted itself (1 MiB messages
+//! from memory: 2.76 bytes/cycle with the burst, 3.83-3.88 spread out).
+//!
+//! Everything here is checked against the portable kernel by `avx512.rs`' tests, at 1,
+//! 2 and 3 groups, 1 to 8 blocks, and strides of one block and more.
 
 /// The register holding word `$w` (0..3, that is a, b, c, d at a quad's start) of group
 /// `$g`.
@@ -48,21 +54,22 @@ macro_rules! t {
     (0) => { "zmm16" }; (1) => { "zmm17" }; (2) => { "zmm18" };
 }
 
-/// One step of one group: `$r` selects the round (its `vpternlogd` immediate, and the
-/// instruction that applies the function to the sum: `!I` is subtracted, see
-/// `lanes::Lane::not_i`), `$a..$d` are the roles' word numbers.
+/// One step of one group: `$r` selects the round (its `vpternlogd` immediate, one of
+/// `lanes.rs`' `TERNLOG_*` passed in as a `const` operand, and the instruction that
+/// applies the function to the sum: `!I` is subtracted, see `lanes::Lane::not_i`),
+/// `$a..$d` are the roles' word numbers.
 #[rustfmt::skip]
 macro_rules! step {
-    (F, $($x:tt)*) => { step!(@ 0xCA, "vpaddd", $($x)*) };
-    (G, $($x:tt)*) => { step!(@ 0xE4, "vpaddd", $($x)*) };
-    (H, $($x:tt)*) => { step!(@ 0x96, "vpaddd", $($x)*) };
-    (I, $($x:tt)*) => { step!(@ 0xC6, "vpsubd", $($x)*) };
+    (F, $($x:tt)*) => { step!(@ "{tf}", "vpaddd", $($x)*) };
+    (G, $($x:tt)*) => { step!(@ "{tg}", "vpaddd", $($x)*) };
+    (H, $($x:tt)*) => { step!(@ "{th}", "vpaddd", $($x)*) };
+    (I, $($x:tt)*) => { step!(@ "{ti}", "vpsubd", $($x)*) };
     (@ $imm:literal, $op:literal, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
         concat!(
             "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", zmmword ptr [{msg} + 64*(16*", stringify!($g), "+", $w, ")]\n",
             "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", dword ptr [{k} + 4*(", stringify!($i), ")]{{1to16}}\n",
             "vmovdqa32 ", t!($g), ", ", z!($g, $b), "\n",
-            "vpternlogd ", t!($g), ", ", z!($g, $c), ", ", z!($g, $d), ", ", stringify!($imm), "\n",
+            "vpternlogd ", t!($g), ", ", z!($g, $c), ", ", z!($g, $d), ", ", $imm, "\n",
             $op, " ", z!($g, $a), ", ", z!($g, $a), ", ", t!($g), "\n",
             "vprold ", z!($g, $a), ", ", z!($g, $a), ", ", stringify!($s), "\n",
             "vpaddd ", z!($g, $a), ", ", z!($g, $a), ", ", z!($g, $b), "\n",
@@ -302,6 +309,10 @@ pub(crate) unsafe fn compress<const G: usize>(
                 lp = in(reg) lanes.as_ptr(),
                 msg = in(reg) msg.as_mut_ptr(),
                 k = in(reg) super::lanes::STEP_K.as_ptr(),
+                tf = const super::lanes::TERNLOG_F,
+                tg = const super::lanes::TERNLOG_G,
+                th = const super::lanes::TERNLOG_H,
+                ti = const super::lanes::TERNLOG_NOT_I,
                 stride = in(reg) stride,
                 n = inout(reg) nblocks => _,
                 off = inout(reg) 0usize => _,
