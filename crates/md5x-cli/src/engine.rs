@@ -652,6 +652,7 @@ pub fn run<P>(
         let mut arena = Arena::default();
         let len = inputs.len();
         let mut payloads = payloads.into_iter();
+        let cap = batch_cap();
         let mut i = 0;
         while i < len {
             if let Some(Job {
@@ -667,7 +668,7 @@ pub fn run<P>(
                 continue;
             }
             let mut j = i;
-            while j < len && j - i < batch_cap() && !is_stdin(&inputs[j]) {
+            while j < len && j - i < cap && !is_stdin(&inputs[j]) {
                 j += 1;
             }
             let solo = n_files <= 1;

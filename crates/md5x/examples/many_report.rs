@@ -170,8 +170,8 @@ fn table() {
     let sizes = list("MD5X_SIZES", &[64, 1 << 10, 8 << 10, 1 << 20]);
     let counts = list("MD5X_COUNTS", &[16, 24, 32, 48]);
     let rounds = list("MD5X_ROUNDS", &[9])[0];
-    let max = sizes.iter().max().unwrap()
-        + pitch(*sizes.iter().max().unwrap()) * counts.iter().max().unwrap();
+    let biggest = *sizes.iter().max().unwrap();
+    let max = biggest + pitch(biggest) * counts.iter().max().unwrap();
     let mut buf = padded(max);
     let data = aligned(&mut buf, max);
     let rows = rows();

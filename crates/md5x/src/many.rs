@@ -285,13 +285,13 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
         inputs.len(),
         "md5x::par_hash_many: outputs and inputs differ"
     );
-    let lanes = backend.lanes();
+    let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
     // Whole lane sets per share, about eight shares per thread (one set each when
     // there are fewer sets than that), so that uneven inputs and set counts that do
     // not divide by the threads still balance.
-    let sets = inputs.len().div_ceil(lanes.max(1));
-    let chunk = (sets / (threads * 8)).max(1) * lanes.max(1);
+    let sets = inputs.len().div_ceil(lanes);
+    let chunk = (sets / (threads * 8)).max(1) * lanes;
     inputs
         .par_chunks(chunk)
         .zip(out.par_chunks_mut(chunk))
