@@ -56,7 +56,7 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
-    use super::super::lanes::{self, by_groups, Lane, LaneKernel};
+    use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -79,10 +79,7 @@ mod imp {
         )
     }
 
-    fn lane_kernel(
-        groups: usize,
-        strided: fn(&mut [u32], &[&[u8]], usize, usize),
-    ) -> Option<LaneKernel> {
+    fn lane_kernel(groups: usize, strided: StridedFn) -> Option<LaneKernel> {
         if !crate::Backend::Avx2.is_supported() {
             return None;
         }
@@ -150,11 +147,7 @@ mod imp {
     ) {
         const { assert!(G >= 1 && G <= 3) };
         assert!(crate::Backend::Avx2.is_supported(), "AVX2 not available");
-        lanes::check_args(state, lanes, 8 * G, nblocks, stride);
-        let mut ptrs = [core::ptr::null::<u8>(); 24];
-        for l in 0..8 * G {
-            ptrs[l] = lanes[l].as_ptr();
-        }
+        let ptrs = lanes::checked_pointers::<24>(state, lanes, 8 * G, nblocks, stride);
         // SAFETY: the CPU has AVX2, `G` is 1 to 3, `state` is `32 * G` words, and the
         // `8 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
         // checked above).

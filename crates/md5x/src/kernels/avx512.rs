@@ -40,7 +40,9 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
-    use super::super::lanes::{self, by_groups, ternlog_round_functions, Lane, LaneKernel};
+    use super::super::lanes::{
+        self, by_groups, ternlog_round_functions, Lane, LaneKernel, StridedFn,
+    };
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -51,10 +53,7 @@ mod imp {
         lane_kernel(groups, by_groups!(groups, strided)?)
     }
 
-    fn lane_kernel(
-        groups: usize,
-        strided: fn(&mut [u32], &[&[u8]], usize, usize),
-    ) -> Option<LaneKernel> {
+    fn lane_kernel(groups: usize, strided: StridedFn) -> Option<LaneKernel> {
         if !crate::Backend::Avx512.is_supported() {
             return None;
         }
@@ -79,11 +78,7 @@ mod imp {
             crate::Backend::Avx512.is_supported(),
             "AVX-512 not available"
         );
-        lanes::check_args(state, lanes, 16 * G, nblocks, stride);
-        let mut ptrs = [core::ptr::null::<u8>(); 48];
-        for l in 0..16 * G {
-            ptrs[l] = lanes[l].as_ptr();
-        }
+        let ptrs = lanes::checked_pointers::<48>(state, lanes, 16 * G, nblocks, stride);
         // SAFETY: the CPU has AVX512F, `G` is 1 to 3, `state` is `64 * G` words, and
         // the `16 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
         // checked above).

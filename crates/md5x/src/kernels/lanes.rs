@@ -215,6 +215,30 @@ pub(crate) fn check_args(
     assert!(shortest >= need, "lane data too short");
 }
 
+/// [`check_args`], then the lanes' start pointers in the first `count` entries of an
+/// array of `N` (`count <= N`): what the assembly kernels take, handed out only once
+/// the checks their safety rests on have passed.
+///
+/// # Panics
+///
+/// As [`check_args`], or if `count > N`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) fn checked_pointers<const N: usize>(
+    state: &[u32],
+    lanes: &[&[u8]],
+    count: usize,
+    nblocks: usize,
+    stride: usize,
+) -> [*const u8; N] {
+    assert!(count <= N, "lane count");
+    check_args(state, lanes, count, nblocks, stride);
+    let mut ptrs = [core::ptr::null(); N];
+    for (p, l) in ptrs.iter_mut().zip(lanes) {
+        *p = l.as_ptr();
+    }
+    ptrs
+}
+
 /// Compress `nblocks` blocks of every lane into `state` with `G` interleaved groups of
 /// `V::LANES` lanes (layout: see [`LaneKernel`]); block `b` of lane `l` is
 /// `lanes[l][b * stride..][..64]` (`stride` = 64 for consecutive blocks).
