@@ -3,9 +3,10 @@
 //!
 //! md5-simd's model, without its failures. There is no server thread and no channel.
 //! Each handle buffers its bytes locally; a full buffer (a *batch* of whole blocks) is
-//! queued at the server with the stream's MD5 state, and the handle goes on filling a
-//! second buffer, which it hands in as the stream's *next* batch while the first is
-//! still at the server (at most one batch queued or hashing and one next per stream).
+//! queued at the server with the stream's MD5 state, and the handle goes on filling
+//! another buffer, which it hands in as the stream's *next* batch while the first is
+//! still at the server (at most one batch queued or hashing per stream, and up to
+//! three next ones behind it, see `AHEAD`).
 //!
 //! Nobody hashes until somebody needs a result: a writer whose buffer is full again
 //! (or that finalizes) takes the *combiner* role when no thread holds it (a second
@@ -47,6 +48,22 @@ const DEFAULT_BATCH: usize = 256 * 1024;
 /// with what it has.
 const GATHER: Duration = Duration::from_micros(300);
 
+/// Batches a stream may hand in behind the one at the server before its writer
+/// blocks.
+///
+/// A writer blocked on a full queue is woken by the combiner that finished one of
+/// its batches, and the scheduler tends to place it on the combiner's core, where
+/// the writer's copy of its next batch preempted the combiner: on a 2-core Zen 5,
+/// 16 writers kept the combiners off the CPU for about 15% of the wall time, right
+/// after each run. So a woken writer yields once (the combiner goes on hashing and
+/// the other core takes the copy), and the queue is deep enough that a writer so
+/// delayed still has batches waiting at the next run. 16 writers
+/// (`examples/server_bench.rs`): 5.0-5.3 GiB/s with one batch ahead and no yield;
+/// yielding alone, the same (the delayed writers missed runs); one batch ahead of
+/// 512 KiB, or two of 256 KiB, 5.8-6.1; three of 256 KiB, 6.0-6.25; the combiners
+/// then hash during 86% of the wall time, at 6.9 GiB/s.
+const AHEAD: usize = 3;
+
 /// Hashes the bytes of many concurrent streams together in the vector lanes.
 ///
 /// Create one `Server` per process (or use [`Server::global`]), clone it freely (a
@@ -86,19 +103,20 @@ const GATHER: Duration = Duration::from_micros(300);
 /// already in memory ([`hash_many`](crate::hash_many) needs no coordination at all),
 /// or when streams are tiny (a handle hashes its last buffered batch, up to
 /// [`Server::batch_bytes`], on its own thread when it is finalized). Each handle that
-/// hashes through the server holds up to three batch buffers (one being filled, one
-/// at the server, one handed in next); a handle that never fills one holds only what
-/// it was given.
+/// hashes through the server holds up to five batch buffers (one being filled, one
+/// at the server, up to three handed in behind it: 1.25 MiB at the default batch
+/// size); a handle that never fills one holds only what it was given.
 ///
 /// How much it pays is bounded by how many streams are written *at the same time*:
 /// a stream's blocks are a chain, so `n` concurrent streams fill at most `n` lanes.
-/// On a 2-core AVX-512 machine (Zen 5), 16 writers ran 2.2 to 3.6 times as fast
-/// through a server as through 16 `Md5`s (`examples/server_bench.rs`, on a shared
-/// machine): one core's lanes, 16 wide, hash 16 streams at about 7 times one `Md5`
-/// while the other core copies the writers' bytes into batches; 32 or more
-/// concurrent streams fill the wider lane sets. On a 2-core Zen 3 with AVX2 the same
-/// run gave 2.2 to 2.8 times: one core's AVX2 lanes hash at about 7 times one `Md5`
-/// there, and the combiner, waiting a little for batches between runs, is the
+/// On a 2-core AVX-512 machine (Zen 5), 16 writers ran 3.4 to 3.75 times as fast
+/// through a server as through 16 `Md5`s (`examples/server_bench.rs`): one core's
+/// lanes, 16 wide, hash 16 streams at about 8 times one `Md5` (their latency bound)
+/// for 88% of the time, while the other core copies the writers' bytes into batches;
+/// 32 or more concurrent streams fill the wider lane sets. The runs below predate the
+/// deeper per-stream queue (with one batch ahead, Zen 5 gave 3.0 to 3.15 times). On
+/// a 2-core Zen 3 with AVX2 the same run gave 2.2 to 2.8 times: one core's AVX2
+/// lanes hash at about 7 times one `Md5` there, and the combiner, waiting a little for batches between runs, is the
 /// bottleneck. On a 2-core Zen 1, whose 256-bit operations run at half width, it gave
 /// 2.1 to 2.3 times: the lanes hash at about 5 times one `Md5` there, and one group
 /// comes so close to two that the queue is split between two combiners, one per core
@@ -181,11 +199,12 @@ struct RetState {
     /// The owner was handed the combiner role.
     promoted: bool,
     waker: Option<Waker>,
-    /// The stream's next batch, handed in while the current one is at the server: it
-    /// is queued as soon as the current one is done, without waking the owner.
-    next: Option<Vec<u8>>,
-    /// A hashed batch's buffer, back for the owner to fill again.
-    spare: Option<Vec<u8>>,
+    /// The stream's next batches, handed in while the current one is at the server
+    /// (up to [`AHEAD`]): the first is queued as soon as the current one is done,
+    /// without waking the owner.
+    next: VecDeque<Vec<u8>>,
+    /// Hashed batches' buffers, back for the owner to fill again.
+    spare: Vec<Vec<u8>>,
     /// The handle was dropped: nothing of it is queued again.
     closed: bool,
 }
@@ -204,7 +223,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 enum HandIn {
     /// The buffer is at the server, or no batch is outstanding any more.
     Done,
-    /// The stream already has its next batch waiting: wait for room.
+    /// The stream already has [`AHEAD`] batches waiting: wait for room.
     Full,
 }
 
@@ -465,11 +484,11 @@ impl Inner {
             for j in jobs {
                 let waker = {
                     let mut r = lock(&j.ret.m);
-                    match r.next.take() {
+                    match r.next.pop_front() {
                         // The owner already handed in the next batch: queue it with
                         // the new state, and give the owner this buffer to refill.
                         Some(next) => {
-                            r.spare = Some(j.buf);
+                            r.spare.push(j.buf);
                             r.taken = false;
                             again.push(Job {
                                 state: j.state,
@@ -648,7 +667,7 @@ fn split_pays(
 /// everything it had at the server.
 ///
 /// [`update`](StreamHasher::update) and `io::Write` block the calling thread while the
-/// stream has two batches at the server and a third full buffer (and may hash other
+/// stream has four batches at the server and a fifth full buffer (and may hash other
 /// streams' batches meanwhile). In async code use `tokio::io::AsyncWrite` (feature
 /// `tokio`), which returns `Pending` instead, and `flush().await` before
 /// [`finalize`](StreamHasher::finalize) so that it has nothing to wait for.
@@ -909,17 +928,17 @@ impl StreamHasher {
         if whole == 0 {
             return HandIn::Done;
         }
-        if r.next.is_some() {
+        if r.next.len() >= AHEAD {
             return HandIn::Full;
         }
         let mut fresh = r
             .spare
-            .take()
+            .pop()
             .unwrap_or_else(|| std::mem::take(&mut self.spare));
         fresh.clear();
         fresh.extend_from_slice(&self.buf[whole..]);
         self.buf.truncate(whole);
-        r.next = Some(std::mem::replace(&mut self.buf, fresh));
+        r.next.push_back(std::mem::replace(&mut self.buf, fresh));
         HandIn::Done
     }
 
@@ -937,7 +956,7 @@ impl StreamHasher {
     /// for the next batch), combining when the role comes to this thread.
     fn wait(&self, slot: bool) {
         let inner = &*self.inner;
-        let ready = |r: &RetState| r.done.is_some() || (slot && r.next.is_none());
+        let ready = |r: &RetState| r.done.is_some() || (slot && r.next.len() < AHEAD);
         loop {
             let mut q = lock(&inner.q);
             let mut r = lock(&self.ret.m);
@@ -964,6 +983,13 @@ impl StreamHasher {
                 .wait_while(r, |r| !ready(r) && !r.promoted)
                 .unwrap_or_else(PoisonError::into_inner);
             r.waiting = false;
+            if !r.promoted {
+                drop(r);
+                // Woken by a combiner, most likely onto its core: let it go on
+                // hashing, and this thread go on copying where another core is free
+                // (see `AHEAD`).
+                std::thread::yield_now();
+            }
         }
     }
 
@@ -989,7 +1015,7 @@ impl Drop for StreamHasher {
         r.waiting = false;
         r.waker = None;
         r.closed = true;
-        r.next = None;
+        r.next.clear();
         if r.promoted {
             // The combiner role came to this handle: pass it on.
             r.promoted = false;
@@ -1041,7 +1067,7 @@ mod async_write {
                     inner.combine(q, &self.ret, Mode::OneRun);
                     continue;
                 }
-                if r.done.is_some() || (slot && r.next.is_none()) {
+                if r.done.is_some() || (slot && r.next.len() < AHEAD) {
                     return Poll::Ready(());
                 }
                 if !r.taken && inner.may_combine(&q) {
@@ -1190,5 +1216,50 @@ mod tests {
                 "{backend} {speed:?}"
             );
         }
+    }
+
+    /// A stream hands in at most `AHEAD` batches behind the one at the server, in
+    /// order, and the hashed batches' buffers come back for reuse: with nobody
+    /// combining, a writer holds at most `AHEAD + 2` buffers.
+    #[test]
+    fn a_stream_queues_at_most_ahead_batches_and_reuses_their_buffers() {
+        let server = Server::with_config(Backend::Portable, 4096);
+        let mut h = server.hasher();
+        let data: Vec<u8> = (0..(AHEAD + 3) * 4096)
+            .map(|i| (i * 7 + i / 251) as u8)
+            .collect();
+        let mut batches = data.chunks(4096);
+        h.buf.extend_from_slice(batches.next().unwrap());
+        h.submit();
+        for _ in 0..AHEAD {
+            h.buf.extend_from_slice(batches.next().unwrap());
+            assert!(matches!(h.hand_in(), HandIn::Done));
+            assert!(h.buf.is_empty());
+        }
+        h.buf.extend_from_slice(batches.next().unwrap());
+        assert!(
+            matches!(h.hand_in(), HandIn::Full),
+            "more than AHEAD handed in"
+        );
+        assert_eq!(lock(&h.ret.m).next.len(), AHEAD);
+        assert_eq!(server.stats().queued, 1);
+        // Each combiner run hashes the queued batch and queues the next one behind it
+        // with the new state, and hands the buffer back.
+        for run in 0..=AHEAD {
+            let mut q = lock(&server.inner.q);
+            q.combiners += 1;
+            server.inner.combine(q, &Ret::default(), Mode::OneRun);
+            assert_eq!(lock(&server.inner.q).combiners, 0);
+            let r = lock(&h.ret.m);
+            assert_eq!(r.next.len(), (AHEAD - run).saturating_sub(1));
+            assert_eq!(r.spare.len(), (run + 1).min(AHEAD));
+            assert_eq!(r.done.is_some(), run == AHEAD);
+        }
+        // The stream's last batch is done: the fifth buffer (the full one) goes in.
+        assert!(matches!(h.hand_in(), HandIn::Done));
+        h.submit();
+        h.buf.extend_from_slice(batches.next().unwrap());
+        h.len = data.len() as u64;
+        assert_eq!(h.finalize(), crate::md5(&data));
     }
 }
