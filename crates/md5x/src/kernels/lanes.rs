@@ -689,6 +689,7 @@ pub(crate) mod tests {
     /// A lane kernel's variants (`entries`, each for `groups` groups of `width` lanes)
     /// against the scalar kernel: 1, 2 and 8 blocks (8, so that a prefetch runs ahead
     /// of the kernel), then strided.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     pub(crate) fn check_variants(entries: &[StridedFn], width: usize, groups: usize, seed: u64) {
         for (v, &e) in entries.iter().enumerate() {
             let seed = seed + 10 * v as u64 + groups as u64;
@@ -708,6 +709,7 @@ pub(crate) mod tests {
     /// A kernel entry for 3 groups of `width` lanes refuses what it cannot hash: a lane
     /// one byte short, one lane too few, a state one group too small; with zero blocks
     /// it reads nothing and leaves the state as it was, even with empty lanes.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     pub(crate) fn check_refuses_bad_arguments(entry: StridedFn, width: usize) {
         let (lanes, data) = (3 * width, [7u8; 200]);
         let mut state = vec![0u32; 4 * lanes];
