@@ -58,10 +58,11 @@ const GATHER: Duration = Duration::from_micros(300);
 /// after each run. So a woken writer yields once (the combiner goes on hashing and
 /// the other core takes the copy), and the queue is deep enough that a writer so
 /// delayed still has batches waiting at the next run. 16 writers
-/// (`examples/server_bench.rs`): 5.0-5.3 GiB/s with one batch ahead and no yield;
-/// yielding alone, the same (the delayed writers missed runs); one batch ahead of
-/// 512 KiB, or two of 256 KiB, 5.8-6.1; three of 256 KiB, 6.0-6.25; the combiners
-/// then hash during 86% of the wall time, at 6.9 GiB/s.
+/// (`examples/server_bench.rs`, with timing instrumentation): 5.0-5.3 GiB/s with one
+/// batch ahead and no yield; yielding alone, the same (the delayed writers missed
+/// runs); one batch ahead of 512 KiB, or two of 256 KiB, 5.8-6.1; three of 256 KiB,
+/// 6.0-6.25 (6.4-6.5 without the instrumentation; the combiners then hash during 88%
+/// of the wall time, at 7.0-7.1 GiB/s).
 const AHEAD: usize = 3;
 
 /// Hashes the bytes of many concurrent streams together in the vector lanes.
@@ -116,8 +117,8 @@ const AHEAD: usize = 3;
 /// 32 or more concurrent streams fill the wider lane sets. The runs below predate the
 /// deeper per-stream queue (with one batch ahead, Zen 5 gave 3.0 to 3.15 times). On
 /// a 2-core Zen 3 with AVX2 the same run gave 2.2 to 2.8 times: one core's AVX2
-/// lanes hash at about 7 times one `Md5` there, and the combiner, waiting a little for batches between runs, is the
-/// bottleneck. On a 2-core Zen 1, whose 256-bit operations run at half width, it gave
+/// lanes hash at about 7 times one `Md5` there, and the combiner, waiting a little
+/// for batches between runs, is the bottleneck. On a 2-core Zen 1, whose 256-bit operations run at half width, it gave
 /// 2.1 to 2.3 times: the lanes hash at about 5 times one `Md5` there, and one group
 /// comes so close to two that the queue is split between two combiners, one per core
 /// (1.9 times without that, in the same runs); copying the writers' bytes into
@@ -207,6 +208,18 @@ struct RetState {
     spare: Vec<Vec<u8>>,
     /// The handle was dropped: nothing of it is queued again.
     closed: bool,
+}
+
+impl RetState {
+    /// Whether another batch may be handed in behind the one at the server.
+    fn has_room(&self) -> bool {
+        self.next.len() < AHEAD
+    }
+
+    /// What an owner waits for: its batch done or, with `slot`, room for another.
+    fn ready(&self, slot: bool) -> bool {
+        self.done.is_some() || (slot && self.has_room())
+    }
 }
 
 fn nanos_since(t: Instant) -> u64 {
@@ -928,7 +941,7 @@ impl StreamHasher {
         if whole == 0 {
             return HandIn::Done;
         }
-        if r.next.len() >= AHEAD {
+        if !r.has_room() {
             return HandIn::Full;
         }
         let mut fresh = r
@@ -956,7 +969,6 @@ impl StreamHasher {
     /// for the next batch), combining when the role comes to this thread.
     fn wait(&self, slot: bool) {
         let inner = &*self.inner;
-        let ready = |r: &RetState| r.done.is_some() || (slot && r.next.len() < AHEAD);
         loop {
             let mut q = lock(&inner.q);
             let mut r = lock(&self.ret.m);
@@ -966,7 +978,7 @@ impl StreamHasher {
                 inner.combine(q, &self.ret, Mode::Blocking);
                 continue;
             }
-            if ready(&r) {
+            if r.ready(slot) {
                 return;
             }
             if !r.taken && inner.may_combine(&q) {
@@ -980,7 +992,7 @@ impl StreamHasher {
             let mut r = self
                 .ret
                 .cv
-                .wait_while(r, |r| !ready(r) && !r.promoted)
+                .wait_while(r, |r| !r.ready(slot) && !r.promoted)
                 .unwrap_or_else(PoisonError::into_inner);
             r.waiting = false;
             if !r.promoted {
@@ -1067,7 +1079,7 @@ mod async_write {
                     inner.combine(q, &self.ret, Mode::OneRun);
                     continue;
                 }
-                if r.done.is_some() || (slot && r.next.len() < AHEAD) {
+                if r.ready(slot) {
                     return Poll::Ready(());
                 }
                 if !r.taken && inner.may_combine(&q) {
