@@ -99,7 +99,7 @@ mod imp {
     /// one core), median of 5 alternating runs without and with: 1248 -> 1338 MB/s at
     /// 64 B, 2676 -> 3559 at 1 KiB, 4146 -> 4982 at 8 KiB, 3253 -> 4617 at 1 MiB.
     pub(super) fn prefetch_pays() -> bool {
-        matches!(amd_family_model(), Some((0x19, _)))
+        matches!(super::super::cpu::amd_family_model(), Some((0x19, _)))
     }
 
     /// Whether this CPU splits 256-bit operations into two 128-bit micro-ops: AMD
@@ -107,34 +107,7 @@ mod imp {
     /// units). `docs/bench/step_probe.c` measured 1.44 `vpaddd ymm` a cycle on Zen 1,
     /// against 3.99 on Zen 3.
     pub(super) fn half_width() -> bool {
-        matches!(amd_family_model(), Some((0x17, model)) if model < 0x30)
-    }
-
-    /// An AMD CPU's family and model (with their extended fields), `None` on other
-    /// vendors. Read with `cpuid` once, then cached.
-    fn amd_family_model() -> Option<(u32, u32)> {
-        use core::sync::atomic::{AtomicU32, Ordering};
-        // 0: not read yet; 1: not AMD; else 0x1_0000 | family << 8 | model.
-        static ID: AtomicU32 = AtomicU32::new(0);
-        let mut id = ID.load(Ordering::Relaxed);
-        if id == 0 {
-            // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
-            // (A safe function in newer Rust; `unsafe` before, hence the allow.)
-            #[allow(unused_unsafe)]
-            let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
-            let amd =
-                (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
-            // Family: base 0xF plus the extended family field; model: the extended
-            // model field above the base one.
-            let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
-            let model = ((sig.eax >> 4) & 0xF) | ((sig.eax >> 12) & 0xF0);
-            id = match amd {
-                true => 0x1_0000 | (family & 0xFF) << 8 | model,
-                false => 1,
-            };
-            ID.store(id, Ordering::Relaxed);
-        }
-        (id != 1).then_some(((id >> 8) & 0xFF, id & 0xFF))
+        matches!(super::super::cpu::amd_family_model(), Some((0x17, model)) if model < 0x30)
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks AVX2

@@ -41,6 +41,7 @@ pub(crate) mod avx512;
 mod avx512_asm;
 #[cfg(feature = "std")]
 pub(crate) mod clock;
+pub(crate) mod cpu;
 pub(crate) mod lanes;
 pub(crate) mod neon;
 pub(crate) mod portable;
