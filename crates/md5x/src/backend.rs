@@ -250,7 +250,7 @@ impl Backend {
         match self {
             Backend::Sse2 => Some(kernels::sse2::SPEED),
             Backend::Avx2 => Some(kernels::avx2::speed()),
-            Backend::Avx512 => Some(kernels::avx512::SPEED),
+            Backend::Avx512 => Some(kernels::avx512::speed()),
             Backend::Neon => Some(kernels::neon::SPEED),
             _ => None,
         }

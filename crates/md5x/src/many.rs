@@ -654,6 +654,32 @@ mod tests {
         }
     }
 
+    /// Intel's AVX-512 speeds (86 : 100 : 96): 2 groups wherever they waste no more
+    /// lanes than 3, 3 groups only where 2 would leave a whole group idle.
+    #[test]
+    fn shape_for_intel_avx512_prefers_two_groups() {
+        if !Backend::Avx512.is_supported() {
+            std::eprintln!("AVX-512 not available: best_shape(avx512) not tested");
+            return;
+        }
+        let speed = crate::kernels::avx512::SPEED_TWO_PORTS;
+        for (n, lanes) in [
+            (1, 16),
+            (16, 16),
+            (17, 32),
+            (32, 32),
+            (33, 48),
+            (48, 48),
+            (49, 32),
+            (64, 32),
+            (96, 32),
+            (1000, 32),
+        ] {
+            let (_, k) = best_shape(Backend::Avx512, speed, n).unwrap();
+            assert_eq!(k.lanes, lanes, "{n} messages");
+        }
+    }
+
     #[test]
     fn order_runs_every_message_once_longest_first_per_window() {
         let lens: Vec<usize> = (0..2 * ORDER_WINDOW + 300)

@@ -644,9 +644,10 @@ impl Inner {
 /// group at 75% of the speed of two, 16 to 32 batches split (a half takes 1.47 to 1.5
 /// times less): 16 writers ran at 2.11-2.31 times 16 `Md5`s with the split, 1.89-1.90
 /// without, in the same runs (`examples/server_bench.rs`). With full-width AVX2 (one group at half the
-/// speed of two) and on AVX-512 (two thirds), a full run of `max_take` or fewer
-/// batches never splits; more than `max_take` but too few for a second full lane set
-/// split in halves everywhere.
+/// speed of two) and on Zen 5's AVX-512 (about half), a full run of `max_take` or
+/// fewer batches never splits; more than `max_take` but too few for a second full lane
+/// set split in halves everywhere. On Intel's AVX-512 (one group 86% of two), 32 to 64
+/// batches split.
 fn split_pays(
     backend: Backend,
     speed: [u32; 3],
@@ -1216,6 +1217,9 @@ mod tests {
             (Backend::Avx2, kernels::avx2::SPEED, 25..=31),
             (Backend::Avx2, kernels::avx2::SPEED_HALF_WIDTH, 16..=32),
             (Backend::Avx512, kernels::avx512::SPEED, 49..=63),
+            // Intel's: one group runs at 86% of two, so from two full groups' worth
+            // (32 batches, each half one group) up to a lane set plus one group.
+            (Backend::Avx512, kernels::avx512::SPEED_TWO_PORTS, 32..=64),
         ];
         for (backend, speed, want) in cases {
             if backend.lane_kernel_groups(1).is_none() {

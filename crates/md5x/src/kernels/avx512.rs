@@ -22,9 +22,27 @@ use super::lanes::LaneKernel;
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
-/// figures above (1 group 53-56, 3 groups 117-133): what `hash_many` weighs against
-/// idle lanes in its last rounds.
+/// Zen 5 figures above (1 group 53-56, 3 groups 117-133): what `hash_many` weighs
+/// against idle lanes in its last rounds, and so how many groups it runs.
 pub(crate) const SPEED: [u32; 3] = [55, 100, 125];
+
+/// The same on Intel's cores, which run 512-bit integer operations on two ports (0 and
+/// 5) where Zen 5 has four, at one cycle of latency where Zen 5 takes two: one group
+/// comes close to two, and a third adds work to ports that two already keep busy. On
+/// an Intel Xeon with AVX-512 (family 6, model 0xA7 as the KVM guest reports it,
+/// 2026-11-25; `MD5X_BACKENDS=avx512 MD5X_SIZES=1024,8192,1048576 MD5X_COUNTS=96
+/// many_report`, three runs), 1, 2 and 3 groups ran 2.51-2.57, 2.90-2.97 and 2.87-2.94
+/// bytes/cycle at 1 KiB, 3.05-3.10, 3.58-3.75 and 3.49-3.59 at 8 KiB, 2.89-2.94,
+/// 3.22-3.39 and 3.03-3.12 at 1 MiB; with 192 messages 3 groups lost 3-11% to 2.
+pub(crate) const SPEED_TWO_PORTS: [u32; 3] = [86, 100, 96];
+
+/// [`SPEED`] or [`SPEED_TWO_PORTS`], whichever describes this CPU.
+pub(crate) fn speed() -> [u32; 3] {
+    match super::cpu::intel() {
+        true => SPEED_TWO_PORTS,
+        false => SPEED,
+    }
+}
 
 /// The AVX-512 lane kernel with `groups` groups of 16 lanes (1 to 3), if this CPU has
 /// AVX512F: the hand-scheduled one (`avx512_asm.rs`).
