@@ -4,12 +4,14 @@
 //! `cpuid` once, then cached. Correctness never depends on it: every answer picks
 //! among kernels that compute the same digests.
 
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 /// Not read yet.
 const UNREAD: u32 = 0;
 /// Read: neither AMD nor Intel.
 const OTHER: u32 = 1;
 /// Read: Intel (no family or model kept: nothing uses them).
 const INTEL: u32 = 2;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 /// Read: AMD, with `family << 8 | model` in the low 16 bits.
 const AMD: u32 = 0x1_0000;
 
@@ -47,6 +49,8 @@ fn id() -> u32 {
 }
 
 /// An AMD CPU's family and model (with their extended fields), `None` on other vendors.
+/// (Only AVX2's x86-64 kernels ask.)
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) fn amd_family_model() -> Option<(u32, u32)> {
     let id = id();
     (id & AMD != 0).then_some(((id >> 8) & 0xFF, id & 0xFF))
