@@ -4,47 +4,50 @@
 //! `cpuid` once, then cached. Correctness never depends on it: every answer picks
 //! among kernels that compute the same digests.
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
-/// Not read yet.
-const UNREAD: u32 = 0;
-/// Read: neither AMD nor Intel.
+/// Read: neither AMD nor Intel (0 in the cache means not read yet).
 const OTHER: u32 = 1;
 /// Read: Intel (no family or model kept: nothing uses them).
 const INTEL: u32 = 2;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
 /// Read: AMD, with `family << 8 | model` in the low 16 bits.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 const AMD: u32 = 0x1_0000;
 
-/// This CPU, as one of the constants above.
+/// This CPU, as one of the constants above: [`read`] once, then cached.
 fn id() -> u32 {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use core::arch::x86_64::__cpuid;
-        use core::sync::atomic::{AtomicU32, Ordering};
-        static ID: AtomicU32 = AtomicU32::new(UNREAD);
-        let mut id = ID.load(Ordering::Relaxed);
-        if id == UNREAD {
-            // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
-            // (A safe function in newer Rust; `unsafe` before, hence the allow.)
-            #[allow(unused_unsafe)]
-            let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
-            let name = (vendor.ebx, vendor.edx, vendor.ecx);
-            // Family: base 0xF plus the extended family field; model: the extended
-            // model field above the base one.
-            let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
-            let model = ((sig.eax >> 4) & 0xF) | ((sig.eax >> 12) & 0xF0);
-            id = match name {
-                // "AuthenticAMD"
-                (0x6874_7541, 0x6974_6e65, 0x444d_4163) => AMD | (family & 0xFF) << 8 | model,
-                // "GenuineIntel"
-                (0x756e_6547, 0x4965_6e69, 0x6c65_746e) => INTEL,
-                _ => OTHER,
-            };
-            ID.store(id, Ordering::Relaxed);
-        }
-        id
+    use core::sync::atomic::{AtomicU32, Ordering};
+    static ID: AtomicU32 = AtomicU32::new(0);
+    let mut id = ID.load(Ordering::Relaxed);
+    if id == 0 {
+        id = read();
+        ID.store(id, Ordering::Relaxed);
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    id
+}
+
+/// The vendor (and AMD's family and model) from `cpuid`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn read() -> u32 {
+    use core::arch::x86_64::__cpuid;
+    // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
+    // (A safe function in newer Rust; `unsafe` before, hence the allow.)
+    #[allow(unused_unsafe)]
+    let (vendor, sig) = unsafe { (__cpuid(0), __cpuid(1)) };
+    // Family: base 0xF plus the extended family field; model: the extended model field
+    // above the base one.
+    let family = ((sig.eax >> 8) & 0xF) + ((sig.eax >> 20) & 0xFF);
+    let model = ((sig.eax >> 4) & 0xF) | ((sig.eax >> 12) & 0xF0);
+    match (vendor.ebx, vendor.edx, vendor.ecx) {
+        // "AuthenticAMD"
+        (0x6874_7541, 0x6974_6e65, 0x444d_4163) => AMD | (family & 0xFF) << 8 | model,
+        // "GenuineIntel"
+        (0x756e_6547, 0x4965_6e69, 0x6c65_746e) => INTEL,
+        _ => OTHER,
+    }
+}
+
+/// No `cpuid` here (another architecture, or Miri): no tuning by vendor.
+#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+fn read() -> u32 {
     OTHER
 }
 
