@@ -211,7 +211,10 @@ fn table() {
         }
         println!("{text}");
     }
-    println!("(xG = G interleaved vector groups; * = the backend's default)");
+    println!(
+        "(xG = G interleaved vector groups; * = the lane set of Lanes and Server; \
+         hash_many picks its groups per job: the default row)"
+    );
 }
 
 /// With `n` live messages, lanes (forced, cut-over 1) against the single-stream kernel.
