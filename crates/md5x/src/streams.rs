@@ -108,21 +108,21 @@ const AHEAD: usize = 3;
 /// at the server, up to three handed in behind it: 1.25 MiB at the default batch
 /// size); a handle that never fills one holds only what it was given.
 ///
-/// How much it pays is bounded by how many streams are written *at the same time*:
-/// a stream's blocks are a chain, so `n` concurrent streams fill at most `n` lanes.
-/// On a 2-core AVX-512 machine (Zen 5), 16 writers ran 3.4 to 3.75 times as fast
-/// through a server as through 16 `Md5`s (`examples/server_bench.rs`): one core's
-/// lanes, 16 wide, hash 16 streams at about 8 times one `Md5` (their latency bound)
-/// for 88% of the time, while the other core copies the writers' bytes into batches;
-/// 32 or more concurrent streams fill the wider lane sets. The runs below predate the
-/// deeper per-stream queue (with one batch ahead, Zen 5 gave 3.0 to 3.15 times). On
-/// a 2-core Zen 3 with AVX2 the same run gave 2.2 to 2.8 times: one core's AVX2
-/// lanes hash at about 7 times one `Md5` there, and the combiner, waiting a little
-/// for batches between runs, is the bottleneck. On a 2-core Zen 1, whose 256-bit operations run at half width, it gave
-/// 2.1 to 2.3 times: the lanes hash at about 5 times one `Md5` there, and one group
-/// comes so close to two that the queue is split between two combiners, one per core
-/// (1.9 times without that, in the same runs); copying the writers' bytes into
-/// batches, out of cache, takes much of the rest.
+/// How much it pays is bounded by how many streams are written *at the same time*: a
+/// stream's blocks are a chain, so `n` concurrent streams fill at most `n` lanes. On a
+/// 2-core AVX-512 machine (Zen 5), 16 writers ran 3.4 to 3.75 times as fast through a
+/// server as through 16 `Md5`s (`examples/server_bench.rs`): one core's lanes, 16 wide,
+/// hash 16 streams at about 8 times one `Md5` (their latency bound) for 88% of the
+/// time, while the other core copies the writers' bytes into batches; 32 or more
+/// concurrent streams fill the wider lane sets. The runs below predate the deeper
+/// per-stream queue (with one batch ahead, Zen 5 gave 3.0 to 3.15 times). On a 2-core
+/// Zen 3 with AVX2 the same run gave 2.2 to 2.8 times: one core's AVX2 lanes hash at
+/// about 7 times one `Md5` there, and the combiner, waiting a little for batches
+/// between runs, is the bottleneck. On a 2-core Zen 1, whose 256-bit operations run at
+/// half width, it gave 2.1 to 2.3 times: the lanes hash at about 5 times one `Md5`
+/// there, and one group comes so close to two that the queue is split between two
+/// combiners, one per core (1.9 times without that, in the same runs); copying the
+/// writers' bytes into batches, out of cache, takes much of the rest.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
@@ -640,14 +640,14 @@ impl Inner {
 /// kernel's measured speed, as [`shape_for`] does) and splits when that is at least
 /// 1.45 times shorter. Two cores hashing at once are not twice as fast: while one core
 /// hashes, the other copies the writers' bytes into batches, and a split takes that
-/// time from the hashing; the margin was set on Zen 1. There, whose AVX2 runs one
-/// group at 75% of the speed of two, 16 to 32 batches split (a half takes 1.47 to 1.5
-/// times less): 16 writers ran at 2.11-2.31 times 16 `Md5`s with the split, 1.89-1.90
-/// without, in the same runs (`examples/server_bench.rs`). With full-width AVX2 (one group at half the
-/// speed of two) and on Zen 5's AVX-512 (about half), a full run of `max_take` or
-/// fewer batches never splits; more than `max_take` but too few for a second full lane
-/// set split in halves everywhere. On Intel's AVX-512 (one group 86% of two), 32 to 64
-/// batches split.
+/// time from the hashing; the margin was set on Zen 1. There, whose AVX2 runs one group
+/// at 75% of the speed of two, 16 to 32 batches split (a half takes 1.47 to 1.5 times
+/// less): 16 writers ran at 2.11-2.31 times 16 `Md5`s with the split, 1.89-1.90
+/// without, in the same runs (`examples/server_bench.rs`). With full-width AVX2 (one
+/// group at half the speed of two) and on Zen 5's AVX-512 (about half), a full run of
+/// `max_take` or fewer batches never splits; more than `max_take` but too few for a
+/// second full lane set split in halves everywhere. On Intel's AVX-512 (one group 86%
+/// of two), 32 to 64 batches split.
 fn split_pays(
     backend: Backend,
     speed: [u32; 3],
