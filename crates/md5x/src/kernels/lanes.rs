@@ -26,6 +26,10 @@ pub(crate) trait Lane: Copy {
     /// where one group is bound by latency and has the ports to spare (AVX-512 on Zen 5,
     /// 1.57 -> 1.90 bytes/cycle), a loss elsewhere (AVX2 2 groups 1.32 -> 1.22).
     const OPAQUE_SUM_ALONE: bool = false;
+    /// Whether the steps read their constants from [`STEP_K4`], already in every lane,
+    /// instead of splatting `STEP_K[i]`. Only for `LANES == 4`: SSE2 has no broadcast
+    /// load, so its splat is a load and a `pshufd`, one more shuffle every step.
+    const SPLATTED_K: bool = false;
     /// Every lane set to `x`.
     fn splat(x: u32) -> Self;
     /// Lane-wise wrapping add.
@@ -100,6 +104,17 @@ pub(crate) static STEP_K: [u32; 64] = {
     let mut i = 48;
     while i < 64 {
         k[i] = k[i].wrapping_sub(1);
+        i += 1;
+    }
+    k
+};
+
+/// [`STEP_K`] with each constant repeated in 4 lanes (see [`Lane::SPLATTED_K`]).
+pub(crate) static STEP_K4: [[u32; 4]; 64] = {
+    let mut k = [[0; 4]; 64];
+    let mut i = 0;
+    while i < 64 {
+        k[i] = [STEP_K[i]; 4];
         i += 1;
     }
     k
@@ -260,6 +275,8 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
     // `+ K` after `+ F(b, c, d)`, one more add on every step's critical path (the
     // portable kernel has the same note). Loaded, they join `a + m` early.
     let k: &[u32; 64] = core::hint::black_box(&STEP_K);
+    let k4: &[[u32; 4]; 64] = core::hint::black_box(&STEP_K4);
+    const { assert!(!V::SPLATTED_K || V::LANES == 4) };
 
     let mut s: [[V; 4]; G] =
         core::array::from_fn(|g| core::array::from_fn(|w| V::load(&state[(g * 4 + w) * n..])));
@@ -286,7 +303,8 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
             };
             // `a + m + K` (round 4's K is already K - 1, see `STEP_K`).
             (@sum, $i:expr, $p:expr) => {{
-                let sum = $p.add(V::splat(k[$i]));
+                let ki = if V::SPLATTED_K { V::load(&k4[$i]) } else { V::splat(k[$i]) };
+                let sum = $p.add(ki);
                 if V::OPAQUE_SUM_ALONE && G == 1 {
                     core::hint::black_box(sum)
                 } else {
@@ -358,6 +376,9 @@ impl<const N: usize> Portable<N> {
 
 impl<const N: usize> Lane for Portable<N> {
     const LANES: usize = N;
+    // Four portable lanes read the splatted table as SSE2 does, so the portable tests
+    // (and Miri) check that path too.
+    const SPLATTED_K: bool = N == 4;
     #[inline(always)]
     fn splat(x: u32) -> Self {
         Portable([x; N])

@@ -51,6 +51,7 @@ mod imp {
 
     impl Lane for Sse2 {
         const LANES: usize = 4;
+        const SPLATTED_K: bool = true;
         #[inline(always)]
         fn splat(x: u32) -> Self {
             // SAFETY: SSE2 is part of the x86-64 baseline, enabled for every x86-64 build.
