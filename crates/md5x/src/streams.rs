@@ -194,9 +194,10 @@ struct RetState {
     done: Option<([u32; 4], Vec<u8>)>,
     /// A combiner took the batch from the queue.
     taken: bool,
-    /// The owner is blocked (a thread in `wait`) on the result or on room for the
-    /// next batch. (A task that waits has its `waker` here instead.)
-    waiting: bool,
+    /// Threads of the owner blocked in `wait` on the result or on room for the next
+    /// batch: more than one when several threads call `finalize(&self)` at once. (A
+    /// task that waits has its `waker` here instead.)
+    waiting: u32,
     /// The owner was handed the combiner role.
     promoted: bool,
     waker: Option<Waker>,
@@ -511,7 +512,9 @@ impl Inner {
                         }
                         None => r.done = Some((j.state, j.buf)),
                     }
-                    j.ret.cv.notify_one();
+                    // Every thread waiting on this stream (several may be in
+                    // `finalize(&self)` at once).
+                    j.ret.cv.notify_all();
                     r.waker.take()
                 };
                 if let Some(w) = waker {
@@ -564,7 +567,7 @@ impl Inner {
     fn promote_another(&self, q: &mut Queue) {
         for j in &q.pending {
             let mut r = lock(&j.ret.m);
-            if r.waiting && !r.promoted {
+            if r.waiting > 0 && !r.promoted {
                 r.promoted = true;
                 q.combiners += 1;
                 j.ret.cv.notify_one();
@@ -587,7 +590,7 @@ impl Inner {
     fn hand_on(&self, q: &mut Queue) {
         for j in &q.pending {
             let mut r = lock(&j.ret.m);
-            if r.waiting && !r.promoted {
+            if r.waiting > 0 && !r.promoted {
                 r.promoted = true;
                 j.ret.cv.notify_one();
                 return;
@@ -988,14 +991,14 @@ impl StreamHasher {
                 inner.combine(q, &self.ret, Mode::Blocking);
                 continue;
             }
-            r.waiting = true;
+            r.waiting += 1;
             drop(q);
             let mut r = self
                 .ret
                 .cv
                 .wait_while(r, |r| !r.ready(slot) && !r.promoted)
                 .unwrap_or_else(PoisonError::into_inner);
-            r.waiting = false;
+            r.waiting -= 1;
             if !r.promoted {
                 drop(r);
                 // Woken by a combiner, most likely onto its core: let it go on
@@ -1025,7 +1028,7 @@ impl Drop for StreamHasher {
                 .fetch_sub(before - q.pending.len(), Ordering::Relaxed);
         }
         let mut r = lock(&self.ret.m);
-        r.waiting = false;
+        r.waiting = 0;
         r.waker = None;
         r.closed = true;
         r.next.clear();

@@ -171,6 +171,56 @@ fn finalize_keeps_the_stream_going() {
     }
 }
 
+/// `finalize(&self)` from three threads at once on one handle, while another writer
+/// keeps the server busy: each caller gets the digest (every waiter on a stream is
+/// woken when its batch is done). A lost wake-up used to leave one caller asleep for
+/// good, so a hang is reported as a failure after a generous time.
+#[test]
+fn finalize_from_several_threads_at_once() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for backend in common::backends() {
+            let server = Server::with_config(backend, 4096);
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                let mut other = server.hasher();
+                let stop = &stop;
+                s.spawn(move || {
+                    while !stop.load(Relaxed) {
+                        other.update([1u8; 100_000]);
+                    }
+                });
+                let mut h = server.hasher();
+                let mut msg = Vec::new();
+                for i in 0..1000u32 {
+                    if msg.len() > 1 << 20 {
+                        // A fresh stream now and then keeps the reference cheap.
+                        h.reset();
+                        msg.clear();
+                    }
+                    let chunk = [i as u8; 30_000];
+                    h.update(chunk);
+                    msg.extend_from_slice(&chunk);
+                    let want = reference(&msg);
+                    let h = &h;
+                    std::thread::scope(|s2| {
+                        let a = s2.spawn(move || h.finalize());
+                        let b = s2.spawn(move || h.finalize());
+                        assert_eq!(h.finalize(), want);
+                        assert_eq!(a.join().unwrap(), want);
+                        assert_eq!(b.join().unwrap(), want);
+                    });
+                }
+                stop.store(true, Relaxed);
+            });
+        }
+        tx.send(()).unwrap();
+    });
+    rx.recv_timeout(Duration::from_secs(300))
+        .expect("finalize from several threads did not return within 5 minutes");
+}
+
 #[test]
 fn reset_and_reuse() {
     for s in servers() {
