@@ -239,9 +239,23 @@ impl<T> Lanes<T> {
         self.pump();
     }
 
-    /// Take the completions so far, in the order they completed.
+    /// Take the completions so far, in the order they completed. Each is removed as
+    /// the iterator yields it: what is not read (`.next()` once, `.take(n)`, a loop
+    /// that breaks early) stays for the next call.
+    ///
+    /// ```
+    /// let mut lanes = md5x::Lanes::new();
+    /// for token in 0..3 {
+    ///     let slot = lanes.open(token);
+    ///     lanes.close(slot);
+    /// }
+    /// lanes.flush();
+    /// assert_eq!(lanes.completions().next().map(|c| c.0), Some(0));
+    /// let rest: Vec<u32> = lanes.completions().map(|c| c.0).collect();
+    /// assert_eq!(rest, [1, 2]);
+    /// ```
     pub fn completions(&mut self) -> impl Iterator<Item = (T, Digest)> + '_ {
-        self.done.drain(..)
+        core::iter::from_fn(move || self.done.pop_front())
     }
 
     fn cap(&self) -> usize {
