@@ -340,16 +340,22 @@ impl Default for Etag {
 impl Etag {
     /// An ETag computation with this part size and multipart threshold.
     pub fn new(part_size: u64, threshold: u64) -> Result<Self, EtagError> {
+        Self::with_backend(Backend::active(), part_size, threshold)
+    }
+
+    /// [`Etag::new`] hashing on `backend` (which the caller checked is supported).
+    fn with_backend(backend: Backend, part_size: u64, threshold: u64) -> Result<Self, EtagError> {
         if !(limits::MIN_PART_SIZE..=limits::MAX_PART_SIZE).contains(&part_size) {
             return Err(EtagError::PartSize(part_size));
         }
-        let whole = (part_size < threshold).then(Md5::new);
+        let md5 = || Md5::with_backend(backend);
+        let whole = (part_size < threshold).then(md5);
         Ok(Etag {
             part_size,
             threshold,
             total: 0,
-            part: Md5::new(),
-            outer: Md5::new(),
+            part: md5(),
+            outer: md5(),
             parts: 0,
             whole,
         })
@@ -451,7 +457,8 @@ impl ETag {
         }
     }
 
-    /// The ETag of a multipart upload of `parts` parts.
+    /// The ETag of a multipart upload of `parts` parts. The count is not checked: S3
+    /// makes 1 to 10,000 parts, and only those parse back from the displayed form.
     pub fn multipart(digest: Digest, parts: u32) -> Self {
         ETag {
             digest,
@@ -524,7 +531,8 @@ impl FromStr for ETag {
 /// thread, which reads a chunk of each part in turn and runs the lane kernel over all
 /// of them; a shorter last part is hashed on its own. The file's size is read once at
 /// the start; a file that shrinks while it is read is an error (`UnexpectedEof`),
-/// never a wrong ETag. Settings outside S3's limits give an `InvalidInput` error
+/// never a wrong ETag. What is not a regular file (a pipe, a device, a `/proc` file)
+/// has no size to go by: it is read through to its end, in order, on one thread. Settings outside S3's limits give an `InvalidInput` error
 /// carrying the [`EtagError`].
 ///
 /// ```no_run
@@ -564,7 +572,13 @@ pub fn etag_file_with(
     let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
     Etag::new(part_size, threshold).map_err(invalid)?;
     let file = std::fs::File::open(path)?;
-    let size = file.metadata()?.len();
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        // A pipe, a character device, a `/proc` file: its size says nothing of its
+        // contents (0 for most), so it is read through to its end instead.
+        return etag_stream(backend, file, part_size, threshold);
+    }
+    let size = meta.len();
     let Some(parts) = part_count(size, part_size, threshold) else {
         let mut h = Md5::with_backend(backend);
         read_range(&file, 0, size, &mut h)?;
@@ -625,6 +639,30 @@ pub fn etag_file_with(
         outer.update(d.as_bytes());
     }
     Ok(ETag::multipart(outer.finalize(), parts as u32))
+}
+
+/// The ETag of what `reader` gives up to its end, read in order (for what is not a
+/// regular file: there are no positions to read parts at).
+#[cfg(feature = "std")]
+fn etag_stream(
+    backend: Backend,
+    mut reader: impl std::io::Read,
+    part_size: u64,
+    threshold: u64,
+) -> std::io::Result<ETag> {
+    use std::io::{Error, ErrorKind};
+    let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
+    let mut e = Etag::with_backend(backend, part_size, threshold).map_err(invalid)?;
+    let mut buf = alloc::vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => e.update(&buf[..n]),
+            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    e.finalize().map_err(invalid)
 }
 
 /// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`,
