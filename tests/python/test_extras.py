@@ -395,3 +395,50 @@ def test_stubs_ship_with_the_module():
         assert name in stub
     for name in ("def s3_etag", "def md5_par", "def backend"):
         assert name in stub
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("size", [0, 1000, 3 * MiB + 17, 11 * MiB + 5])
+def test_files_without_a_size_are_read_to_their_end(tmp_path, size):
+    # A FIFO's size is 0 whatever flows through it: hash_files must not trust it
+    # (and must stream what passes 1 MiB rather than buffer it whole), and s3_etag
+    # must not answer with the empty object's ETag.
+    import threading
+
+    data = RNG.randbytes(size)
+    fifo = tmp_path / "fifo"
+
+    def through_fifo(call):
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+        writer.start()
+        try:
+            return call()
+        finally:
+            writer.join()
+            fifo.unlink()
+
+    assert through_fifo(lambda: md5x.hash_files([fifo])) == [hashlib.md5(data).hexdigest()]
+    part = 5 * MiB
+    got = through_fifo(lambda: md5x.s3_etag(fifo, part, part))
+    assert got == etag_reference(data, part, part)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /dev/stdin, ru_maxrss in KiB")
+def test_hash_files_streams_a_pipe_in_bounded_memory():
+    # 256 MiB through a pipe: read in chunks, not gathered whole (it used to keep
+    # doubling its buffer to the end of the input).
+    size = 256 * MiB
+    code = (
+        "import md5x, resource\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "digest = md5x.hash_files(['/dev/stdin'])[0]\n"
+        "grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(digest, grew // 1024)\n"
+    )
+    data = bytes(size)
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=data, capture_output=True, check=True
+    ).stdout.split()
+    assert out[0].decode() == hashlib.md5(data).hexdigest()
+    assert int(out[1]) < 64, f"peak memory grew by {int(out[1])} MiB"

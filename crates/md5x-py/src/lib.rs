@@ -454,21 +454,32 @@ fn read_file(path: &Path, buf: &mut Vec<u8>) -> io::Result<FileRead> {
     if buf.len() < room {
         buf.resize(room, 0);
     }
-    if large {
-        let mut h = Md5::new();
-        loop {
-            match f.read(&mut buf[..READ_CHUNK]) {
-                Ok(0) => return Ok(FileRead::Hashed(h.finalize())),
-                Ok(n) => h.update(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+    // The rest of the file through one hasher, in chunks.
+    let stream = |f: &mut std::fs::File, mut h: Md5, buf: &mut Vec<u8>| loop {
+        if buf.len() < READ_CHUNK {
+            buf.resize(READ_CHUNK, 0);
         }
+        match f.read(&mut buf[..READ_CHUNK]) {
+            Ok(0) => return Ok(FileRead::Hashed(h.finalize())),
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    if large {
+        return stream(&mut f, Md5::new(), buf);
     }
     let mut filled = 0;
     loop {
         if filled == buf.len() {
-            // The file grew since its size was read.
+            // The file grew since its size was read, or has no size to go by (a pipe,
+            // a device, a `/proc` file: 0). Past `WHOLE_FILE_MAX` it is streamed, so
+            // memory stays bounded whatever it gives.
+            if filled as u64 >= WHOLE_FILE_MAX {
+                let mut h = Md5::new();
+                h.update(&buf[..filled]);
+                return stream(&mut f, h, buf);
+            }
             buf.resize(2 * buf.len(), 0);
         }
         match f.read(&mut buf[filled..]) {
