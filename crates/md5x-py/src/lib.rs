@@ -6,13 +6,20 @@
 //! the GIL released. Every other buffer (bytearray, memoryview, array, numpy, ...) can
 //! change under us whenever other Python code runs, so its bytes are copied out through
 //! PyO3's safe buffer API, in chunks that stay in cache, and each chunk is hashed with
-//! the GIL released.
+//! the GIL released. (`hash_many` is the exception: it copies such buffers whole, with
+//! the GIL held, so that the lanes can hash them together.)
 //!
-//! Locking: a `md5` object keeps its state in a `Mutex`. The rule that makes this
-//! deadlock-free is that no thread ever blocks on that mutex while it holds the GIL:
-//! every lock goes through `lock_py_attached`, which lets the GIL go before it waits.
-//! So a thread may hold the mutex across GIL releases and re-acquisitions (an update
-//! of a large buffer stays atomic, as it is in hashlib).
+//! Locking: a `md5` object keeps its state in a `Mutex`. Two rules make this
+//! deadlock-free. No thread ever blocks on that mutex while it holds the GIL: every
+//! lock goes through `lock_py_attached`, which lets the GIL go before it waits. And no
+//! Python code runs while the mutex is held: the buffer is requested from its exporter
+//! (whose `__buffer__` may be Python), and the views of a large buffer's chunks are made
+//! (allocations that may start the garbage collector, whose finalizers may be anything,
+//! such as an update of this very object), all before the lock is taken; under it
+//! only bytes are copied and hashed. So a thread may hold the mutex across GIL releases
+//! and re-acquisitions (an update of a large buffer stays atomic, as it is in hashlib),
+//! and Python code that re-enters the object, even on the same thread, never waits
+//! for it.
 
 #![forbid(unsafe_code)]
 
@@ -27,9 +34,10 @@ use md5x::chains::{limits, EtagError, ParMd5};
 use md5x::{Backend, Digest, Md5};
 use pyo3::buffer::{PyBuffer, PyUntypedBuffer};
 use pyo3::exceptions::{PyBlockingIOError, PyBufferError, PyOSError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString};
+use pyo3::sync::{MutexExt, PyOnceLock};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString, PyType};
 
 /// Inputs up to this many bytes are hashed without releasing the GIL: letting it go and
 /// taking it back costs about as much as hashing them.
@@ -60,8 +68,9 @@ const FILE_DIGEST_BUF: usize = 1 << 18;
 enum Data<'py> {
     /// `bytes`, or a view into one: immutable, hashed in place.
     Bytes(Bound<'py, PyBytes>, Range<usize>),
-    /// Any other buffer, as unsigned bytes, and the object that buffer came from.
-    Buffer(PyBuffer<u8>, Bound<'py, PyAny>),
+    /// Any other buffer, as unsigned bytes; and, when it is over [`CHUNK`] bytes,
+    /// views of its consecutive chunks of `CHUNK` bytes (see [`chunk_views`]).
+    Buffer(PyBuffer<u8>, Vec<PyBuffer<u8>>),
 }
 
 fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
@@ -75,16 +84,36 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
             "Strings must be encoded before hashing",
         ));
     }
-    let raw = match PyUntypedBuffer::get(obj) {
+    // An exporter written in Python (`__buffer__`, 3.12+) is asked for its buffer once,
+    // as hashlib asks it, through a memoryview; every later view (a flat cast, the
+    // chunks) comes from that memoryview. Exporters in C (bytearray, array, numpy,
+    // mmap, ...) are asked directly: cheaper for small updates, and asking them again
+    // for the chunks' views has no effect they could see.
+    let direct = !python_exporter(obj);
+    let view;
+    let src = if direct {
+        obj
+    } else {
+        view = match PyMemoryView::from(obj) {
+            Ok(v) => v.into_any(),
+            Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+                return Err(PyTypeError::new_err(
+                    "object supporting the buffer API required",
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        &view
+    };
+    let raw = match PyUntypedBuffer::get(src) {
         Ok(raw) => raw,
         Err(e) if e.is_instance_of::<PyTypeError>(py) => {
             return Err(PyTypeError::new_err(
                 "object supporting the buffer API required",
             ))
         }
-        // Some exporters leave out the shape (numpy's zero-dimensional arrays) or the
-        // strides (ctypes); a memoryview of them fills those in.
-        Err(_) => return through_memoryview(obj),
+        // A released memoryview, say: the same error as a fresh memoryview of it.
+        Err(_) => return through_memoryview(src, obj),
     };
     if !raw.is_c_contiguous() {
         drop(raw);
@@ -93,14 +122,64 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     if raw.len_bytes() == 0 {
         return Ok(empty(py));
     }
-    if let Some(d) = view_of_bytes(obj, &raw)? {
+    if let Some(d) = view_of_bytes(src, &raw)? {
         return Ok(d);
     }
     match raw.into_typed::<u8>() {
-        Ok(b) => Ok(Data::Buffer(b, obj.clone())),
-        // Any other element format: its bytes, through a cast of a memoryview.
-        Err(_) => through_memoryview(obj),
+        Ok(b) if b.dimensions() == 1 => with_chunks(b, src),
+        // Any other element format, or more dimensions: its bytes, through a flat cast
+        // of a memoryview.
+        _ => through_memoryview(src, obj),
     }
+}
+
+/// Whether `obj`'s type exports its buffer through Python code (a `__buffer__` method,
+/// PEP 688, Python 3.12+), rather than a C slot (whose `__buffer__` is a slot wrapper).
+fn python_exporter(obj: &Bound<'_, PyAny>) -> bool {
+    // The usual mutable buffers, without a look-up.
+    if obj.is_exact_instance_of::<PyByteArray>() || obj.is_exact_instance_of::<PyMemoryView>() {
+        return false;
+    }
+    let py = obj.py();
+    static SLOT_WRAPPER: PyOnceLock<Option<Py<PyType>>> = PyOnceLock::new();
+    let slot = SLOT_WRAPPER.get_or_init(py, || {
+        // Before 3.12 there is no `__buffer__` to look up, and no Python exporters.
+        let wrapper = py.get_type::<PyByteArray>().getattr("__buffer__").ok()?;
+        Some(wrapper.get_type().unbind())
+    });
+    let Some(slot) = slot else {
+        return false;
+    };
+    match obj.get_type().getattr(intern!(py, "__buffer__")) {
+        Ok(method) => !method.get_type().is(slot.bind(py)),
+        Err(_) => false,
+    }
+}
+
+/// `buf`, taken from `src` (the object, or a memoryview of it), and views of its
+/// chunks if it is large.
+fn with_chunks<'py>(buf: PyBuffer<u8>, src: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
+    let chunks = match buf.len_bytes() > CHUNK {
+        true => chunk_views(src, buf.len_bytes())?,
+        false => Vec::new(),
+    };
+    Ok(Data::Buffer(buf, chunks))
+}
+
+/// Views of `flat`'s consecutive chunks of [`CHUNK`] bytes (`flat`: a one-dimensional
+/// buffer of bytes, `n` bytes long, from an exporter in C or a memoryview). They are made before a hasher
+/// is locked, since making them allocates Python objects; under the lock the chunks
+/// are only copied out (C code, no Python code runs).
+fn chunk_views(flat: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<PyBuffer<u8>>> {
+    let py = flat.py();
+    let view = PyMemoryView::from(flat)?;
+    (0..n)
+        .step_by(CHUNK)
+        .map(|start| {
+            let end = (start + CHUNK).min(n);
+            PyBuffer::get(&view.get_item(PySlice::new(py, start as isize, end as isize, 1))?)
+        })
+        .collect()
 }
 
 /// Nothing to hash.
@@ -108,9 +187,13 @@ fn empty(py: Python<'_>) -> Data<'_> {
     Data::Bytes(PyBytes::new(py, b""), 0..0)
 }
 
-/// A buffer taken through a memoryview of its exporter, flattened to unsigned bytes.
-fn through_memoryview<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
-    let view = PyMemoryView::from(obj)?;
+/// A buffer taken through a memoryview of `src` (the object `obj`, or a memoryview of
+/// it), flattened to unsigned bytes.
+fn through_memoryview<'py>(
+    src: &Bound<'py, PyAny>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Data<'py>> {
+    let view = PyMemoryView::from(src)?;
     if !view.getattr("c_contiguous")?.is_truthy()? {
         return Err(not_contiguous(obj));
     }
@@ -118,7 +201,7 @@ fn through_memoryview<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
         return Ok(empty(obj.py()));
     }
     let flat = view.call_method1("cast", ("B",))?;
-    Ok(Data::Buffer(PyBuffer::get(&flat)?, flat))
+    with_chunks(PyBuffer::get(&flat)?, &flat)
 }
 
 /// The error hashlib gives for a buffer that is not C-contiguous: it asks the exporter
@@ -171,7 +254,7 @@ fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -
                 py.detach(|| sink(s));
             }
         }
-        Data::Buffer(buf, src) => {
+        Data::Buffer(buf, chunks) => {
             let n = buf.len_bytes();
             if n <= GIL_FREE_MIN {
                 let mut tmp = [0u8; GIL_FREE_MIN];
@@ -182,18 +265,13 @@ fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -
                 buf.copy_to_slice(py, &mut tmp)?;
                 py.detach(|| sink(&tmp));
             } else {
-                // A flat view to cut chunks from; `buf` stays held meanwhile, so the
-                // exporter cannot resize under us.
-                let mut view = PyMemoryView::from(src)?.into_any();
-                if buf.dimensions() != 1 {
-                    view = view.call_method1("cast", ("B",))?;
-                }
+                // The chunk views were made by `resolve`; `buf` stays held meanwhile,
+                // so the exporter cannot resize under us. Copying a chunk out runs no
+                // Python code (see the module's notes on locking).
                 let mut tmp = vec![0u8; CHUNK];
-                for start in (0..n).step_by(CHUNK) {
-                    let len = CHUNK.min(n - start);
-                    let piece =
-                        view.get_item(PySlice::new(py, start as isize, (start + len) as isize, 1))?;
-                    PyBuffer::<u8>::get(&piece)?.copy_to_slice(py, &mut tmp[..len])?;
+                for piece in chunks {
+                    let len = piece.len_bytes();
+                    piece.copy_to_slice(py, &mut tmp[..len])?;
                     py.detach(|| sink(&tmp[..len]));
                 }
             }
