@@ -24,7 +24,9 @@ class _BufferedBytes(Protocol):
 class md5:
     """A streaming MD5 object, like hashlib.md5's; safe to share between threads."""
 
-    def __init__(self, data: Buffer = b"", *, usedforsecurity: bool = True) -> None: ...
+    def __init__(
+        self, data: Buffer = b"", *, usedforsecurity: bool = True, string: Buffer | None = None
+    ) -> None: ...
     @property
     def name(self) -> Literal["md5"]: ...
     @property
@@ -37,7 +39,10 @@ class md5:
     def copy(self) -> md5: ...
 
 def file_digest(fileobj: _BinaryReadable | _BufferedBytes, /) -> md5:
-    """The MD5 object of a binary file's remaining contents (hashlib.file_digest)."""
+    """The MD5 object of a binary file's remaining contents (hashlib.file_digest).
+
+    As with hashlib, an io.BytesIO is hashed whole, whatever its position.
+    """
 
 def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
     """The 16-byte MD5 digest of every buffer, in order (SIMD lanes, threads)."""

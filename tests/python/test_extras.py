@@ -442,3 +442,28 @@ def test_hash_files_streams_a_pipe_in_bounded_memory():
     ).stdout.split()
     assert out[0].decode() == hashlib.md5(data).hexdigest()
     assert int(out[1]) < 64, f"peak memory grew by {int(out[1])} MiB"
+
+
+def test_signatures_are_readable():
+    # help() and inspect show every default (PyO3 cannot print `8 << 20` by itself).
+    import inspect
+
+    for f in (md5x.md5, md5x.file_digest, md5x.hash_many, md5x.hash_files, md5x.s3_etag,
+              md5x.md5_par):
+        sig = inspect.signature(f)
+        for p in sig.parameters.values():
+            assert p.default is not Ellipsis, (f.__name__, str(sig))
+    assert str(inspect.signature(md5x.s3_etag)) == "(path, part_size=8388608, threshold=8388608)"
+
+
+def test_paths_with_a_nul_byte_are_rejected_as_open_rejects_them(tmp_path):
+    for bad in ("a\0b", b"a\0b", tmp_path / "a\0b"):
+        with pytest.raises(ValueError, match="^embedded null byte$"):
+            open(bad, "rb")
+        for call in (
+            lambda: md5x.hash_files([bad]),
+            lambda: md5x.hash_files([bad], errors="return"),
+            lambda: md5x.s3_etag(bad),
+        ):
+            with pytest.raises(ValueError, match="^embedded null byte$"):
+                call()

@@ -411,7 +411,8 @@ impl Md5Object {
 }
 
 /// file_digest(fileobj, /): the MD5 object of a file's remaining contents, like
-/// `hashlib.file_digest(fileobj, "md5")`.
+/// `hashlib.file_digest(fileobj, "md5")` (which also hashes an io.BytesIO whole,
+/// whatever its position).
 #[pyfunction]
 #[pyo3(signature = (fileobj, /))]
 fn file_digest(py: Python<'_>, fileobj: &Bound<'_, PyAny>) -> PyResult<Md5Object> {
@@ -634,6 +635,14 @@ fn to_path<'py>(
     obj: &Bound<'py, PyAny>,
 ) -> PyResult<(PathBuf, Bound<'py, PyAny>)> {
     let p = fspath.call1((obj,))?;
+    // What open() says of a name no system call can take.
+    let nul = match p.cast::<PyBytes>() {
+        Ok(b) => b.as_bytes().contains(&0),
+        Err(_) => p.extract::<&str>().is_ok_and(|s| s.contains('\0')),
+    };
+    if nul {
+        return Err(PyValueError::new_err("embedded null byte"));
+    }
     if let Ok(b) = p.cast::<PyBytes>() {
         #[cfg(unix)]
         let path = {
@@ -726,7 +735,10 @@ fn hash_files<'py>(
 /// s3_etag(path, part_size=8 MiB, threshold=8 MiB): the S3 ETag of a file ("hex" or
 /// "hex-N"), hashing parts on every core.
 #[pyfunction]
-#[pyo3(signature = (path, part_size = 8 << 20, threshold = 8 << 20))]
+#[pyo3(
+    signature = (path, part_size = 8 << 20, threshold = 8 << 20),
+    text_signature = "(path, part_size=8388608, threshold=8388608)"
+)]
 fn s3_etag(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
