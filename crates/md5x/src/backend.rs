@@ -306,7 +306,8 @@ impl fmt::Display for Backend {
 impl FromStr for Backend {
     type Err = BackendError;
 
-    /// Parse a backend name (`portable`, `x86_64`, ...), ignoring ASCII case.
+    /// Parse a backend name (`portable`, `x86_64`, ...), ignoring ASCII case and
+    /// surrounding whitespace.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .iter()

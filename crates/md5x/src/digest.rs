@@ -128,7 +128,7 @@ impl fmt::Debug for Digest {
 
 impl fmt::LowerHex for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
+        f.pad(&self.to_hex())
     }
 }
 
@@ -136,7 +136,7 @@ impl fmt::UpperHex for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut hex = self.to_hex().0;
         hex.make_ascii_uppercase();
-        f.write_str(core::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
+        f.pad(core::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -269,5 +269,8 @@ mod tests {
     fn display_pads() {
         let d = Digest([0xab; 16]);
         assert_eq!(format!("{d:>34}"), format!("  {}", d.to_hex().as_str()));
+        // The hex forms take width and fill as `{}` does.
+        assert_eq!(format!("{d:*<33x}"), format!("{}*", d.to_hex().as_str()));
+        assert_eq!(format!("{d:^34X}"), format!(" {} ", "AB".repeat(16)));
     }
 }

@@ -19,6 +19,16 @@
 //! Features: `std` (default; `io::Write`, `MD5X_BACKEND`, run-time CPU detection),
 //! `alloc`, `digest` (default; RustCrypto's `digest` 0.11 traits, see [`block_api`]),
 //! `rayon` (`par_hash_many`), `tokio` (`AsyncWrite` for [`StreamHasher`]).
+//!
+//! # Panics
+//!
+//! Everything that hashes on the process's backend ([`md5`], [`Md5::new`],
+//! [`hash_many`], [`Lanes::new`], [`Server::new`], the [`chains`] functions, ...) asks
+//! [`Backend::active`] for it, which panics when the environment variable
+//! `MD5X_BACKEND` names an unknown backend or one this CPU cannot run: a forced
+//! backend is never silently replaced. Check it at start-up with
+//! [`Backend::from_env`] to report it your own way. The `*_with` forms, given a backend
+//! this CPU cannot run, panic too (see [`Backend::is_supported`]).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -285,6 +285,11 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
         inputs.len(),
         "md5x::par_hash_many: outputs and inputs differ"
     );
+    // Checked here too, so that the panic does not depend on there being work.
+    assert!(
+        backend.is_supported(),
+        "md5x: backend '{backend}' is not supported by this CPU"
+    );
     let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
     // Whole lane sets per share, about eight shares per thread (one set each when

@@ -312,3 +312,26 @@ fn par_hash_many_every_backend() {
     let d = md5x::par_hash_many(&msgs);
     assert_eq!(d, md5x::hash_many(&msgs));
 }
+
+/// A backend this CPU cannot run is refused even when there is nothing to hash, as
+/// `hash_many_into_with` refuses it.
+#[cfg(feature = "rayon")]
+#[test]
+fn par_hash_many_refuses_an_unsupported_backend_without_work() {
+    let Some(b) = md5x::Backend::ALL
+        .iter()
+        .copied()
+        .find(|b| !b.is_supported())
+    else {
+        println!("every backend runs on this CPU: nothing to refuse");
+        return;
+    };
+    let none: [&[u8]; 0] = [];
+    let caught = std::panic::catch_unwind(|| md5x::par_hash_many_into_with(b, &none, &mut []));
+    let msg = caught.expect_err("an unsupported backend must panic");
+    let msg = msg
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .unwrap_or("");
+    assert!(msg.contains("is not supported by this CPU"), "{msg}");
+}
