@@ -487,29 +487,33 @@ fn read_file(
     Ok(Read1::Done(Sum::md5(h.finalize())))
 }
 
-fn read_full<R: Read>(f: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+/// Fill `buf` from `f`: the bytes read, and whether the input ended. The first read
+/// of 0 bytes is the end, even after data, as md5sum takes it: on a terminal, Ctrl-D
+/// after a line gives one, and a FIFO may have a new writer behind it whose bytes are
+/// not this input's.
+fn read_full<R: Read>(f: &mut R, buf: &mut [u8]) -> io::Result<(usize, bool)> {
     let mut got = 0;
     while got < buf.len() {
         match f.read(&mut buf[got..]) {
-            Ok(0) => break,
+            Ok(0) => return Ok((got, true)),
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(got)
+    Ok((got, false))
 }
 
 fn stream<R: Read, H: Feed>(f: &mut R, h: &mut H, cfg: &Config) -> io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
     loop {
-        let n = read_full(f, &mut buf)?;
-        if n == 0 {
-            return Ok(());
-        }
+        let (n, end) = read_full(f, &mut buf)?;
         h.feed(&buf[..n]);
         if let Some(p) = &cfg.progress {
             p.add_bytes(n as u64);
+        }
+        if end {
+            return Ok(());
         }
     }
 }
@@ -526,9 +530,8 @@ fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result
         s.spawn(move || {
             while let Ok(mut buf) = empty_rx.recv() {
                 match read_full(&mut f, &mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if full_tx.send(Ok((buf, n))).is_err() {
+                    Ok((n, end)) => {
+                        if (n > 0 && full_tx.send(Ok((buf, n))).is_err()) || end {
                             break;
                         }
                     }

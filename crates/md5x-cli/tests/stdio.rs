@@ -91,3 +91,43 @@ fn reader_gone_ends_like_md5sum() {
     }
     std::fs::remove_dir_all(f.parent().unwrap()).unwrap();
 }
+
+/// A terminal on stdin: the first end of input (Ctrl-D) ends it, even after a line,
+/// as md5sum takes it; `- -` then reads the second input after it. md5x used to read
+/// on past the first Ctrl-D, so it waited for more and ran the two inputs together.
+/// The terminal is a pseudo-terminal made by Python's `pty` module (python3 is
+/// installed by scripts/test.sh); each program gets 20 seconds.
+#[test]
+fn end_of_input_on_a_terminal_ends_it_like_md5sum() {
+    let script = r#"
+import os, pty, subprocess, sys
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=subprocess.PIPE)
+os.close(slave)
+# Canonical mode: each read returns one line, and Ctrl-D on an empty line is a read
+# of 0 bytes, so everything can be typed at once.
+os.write(master, b"abc\n\x04def\n\x04")
+try:
+    out, _ = p.communicate(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("TIMEOUT")
+    sys.exit(0)
+sys.stdout.write(out.decode())
+"#;
+    let Ok(probe) = Command::new("python3").arg("-c").arg("import pty").output() else {
+        println!("python3 is not installed here: test not run");
+        return;
+    };
+    assert!(probe.status.success(), "python3 has no pty module");
+    let run = |prog: &str| {
+        let out = Command::new("python3")
+            .args(["-c", script, prog, "-", "-"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let want = "0bee89b07a248e27c83fc3d5951213c1  -\n614dd0e977becb4c6f7fa99e64549b12  -\n";
+    assert_eq!(run("md5sum"), want, "md5sum");
+    assert_eq!(run(md5x()), want, "md5x");
+}
