@@ -518,7 +518,8 @@ fn stream<R: Read, H: Feed>(f: &mut R, h: &mut H, cfg: &Config) -> io::Result<()
     }
 }
 
-/// Read on a helper thread into a small ring of buffers while this thread hashes.
+/// Read on a helper thread into a small ring of buffers while this thread hashes (or
+/// all on this thread, where no thread can be started).
 fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result<()> {
     const BUFS: usize = 3;
     let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(BUFS);
@@ -526,10 +527,11 @@ fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result
     for _ in 0..BUFS {
         let _ = empty_tx.send(vec![0u8; CHUNK]);
     }
-    std::thread::scope(|s| {
-        s.spawn(move || {
+    let reader = &mut f;
+    let pipelined = std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
             while let Ok(mut buf) = empty_rx.recv() {
-                match read_full(&mut f, &mut buf) {
+                match read_full(reader, &mut buf) {
                     Ok((n, end)) => {
                         if (n > 0 && full_tx.send(Ok((buf, n))).is_err()) || end {
                             break;
@@ -542,16 +544,27 @@ fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result
                 }
             }
         });
-        while let Ok(msg) = full_rx.recv() {
-            let (buf, n) = msg?;
-            h.feed(&buf[..n]);
-            if let Some(p) = &cfg.progress {
-                p.add_bytes(n as u64);
-            }
-            let _ = empty_tx.send(buf);
+        if spawned.is_err() {
+            // A process limit: nothing was read yet.
+            return None;
         }
-        Ok(())
-    })
+        let mut hash = || {
+            while let Ok(msg) = full_rx.recv() {
+                let (buf, n) = msg?;
+                h.feed(&buf[..n]);
+                if let Some(p) = &cfg.progress {
+                    p.add_bytes(n as u64);
+                }
+                let _ = empty_tx.send(buf);
+            }
+            Ok(())
+        };
+        Some(hash())
+    });
+    match pipelined {
+        Some(r) => r,
+        None => stream(&mut f, h, cfg),
+    }
 }
 
 /// What a worker gives back for one input.
@@ -707,27 +720,39 @@ pub fn run<P>(
     let stop = AtomicBool::new(false);
     let inputs = &inputs;
     let (tx, rx) = mpsc::channel::<Vec<(usize, Got)>>();
+    // One worker: batches off the shared counter until none are left.
+    let work = |tx: mpsc::Sender<Vec<(usize, Got)>>| {
+        let mut arena = Arena::default();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let a = next.fetch_add(batch, Ordering::Relaxed);
+            if a >= len {
+                break;
+            }
+            let b = (a + batch).min(len);
+            let res = hash_range(inputs, a..b, cfg, false, threads, &mut arena, true);
+            if tx.send(res).is_err() {
+                break;
+            }
+        }
+    };
     std::thread::scope(|s| {
+        let mut started = 0;
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
-            s.spawn(move || {
-                let mut arena = Arena::default();
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let a = next.fetch_add(batch, Ordering::Relaxed);
-                    if a >= len {
-                        break;
-                    }
-                    let b = (a + batch).min(len);
-                    let res = hash_range(inputs, a..b, cfg, false, threads, &mut arena, true);
-                    if tx.send(res).is_err() {
-                        break;
-                    }
-                }
-            });
+            // (Fewer workers where a process limit refuses more threads.)
+            if std::thread::Builder::new()
+                .spawn_scoped(s, || work(tx))
+                .is_ok()
+            {
+                started += 1;
+            }
+        }
+        if started == 0 {
+            // Not one thread: this thread does the work first, then reports it.
+            work(tx.clone());
         }
         drop(tx);
         // Results as workers send them (with the pipes and devices they opened and

@@ -714,7 +714,7 @@ fn hash_mode(
         } else {
             Duration::from_millis(1000)
         };
-        _drawer = Some(p.spawn(paths, delay));
+        _drawer = p.spawn(paths, delay);
     }
 
     let delim = if s.zero { b'\0' } else { b'\n' };

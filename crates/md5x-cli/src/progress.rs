@@ -52,14 +52,15 @@ impl Progress {
     }
 
     /// Start drawing: after `delay`, every 200 ms, until [`Progress::finish`].
-    /// `paths` are stat'ed on this thread to learn the total size.
+    /// `paths` are stat'ed on this thread to learn the total size. `None` when no
+    /// thread can be started (a process limit): the work goes on without the line.
     pub fn spawn(
         self: &Arc<Self>,
         paths: Vec<PathBuf>,
         delay: Duration,
-    ) -> std::thread::JoinHandle<()> {
+    ) -> Option<std::thread::JoinHandle<()>> {
         let me = Arc::clone(self);
-        std::thread::spawn(move || {
+        let drawer = std::thread::Builder::new().spawn(move || {
             let mut total = 0u64;
             for p in &paths {
                 if me.is_done() {
@@ -89,7 +90,8 @@ impl Progress {
                     .map(|r| r.0)
                     .unwrap_or_else(|e| e.into_inner().0);
             }
-        })
+        });
+        drawer.ok()
     }
 
     fn is_done(&self) -> bool {

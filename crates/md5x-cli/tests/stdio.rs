@@ -131,3 +131,76 @@ sys.stdout.write(out.decode())
     assert_eq!(run("md5sum"), want, "md5sum");
     assert_eq!(run(md5x()), want, "md5x");
 }
+
+/// Where no thread can be started (a container at its process limit), md5x does the
+/// work on the threads it has, as md5sum does on its one: same output, exit 0. It
+/// used to panic ("failed to spawn thread"). The limit (`ulimit -u 1`) binds only a
+/// user other than root, so the test runs as `nobody` through `setpriv`, which needs
+/// root: elsewhere it says so and does not run.
+#[test]
+fn no_thread_to_spare_is_not_a_failure() {
+    let root = Command::new("id").arg("-u").output().ok();
+    let is_root = root.is_some_and(|o| o.stdout == b"0\n");
+    let has_setpriv = Command::new("setpriv").arg("--help").output().is_ok();
+    if !is_root || !has_setpriv {
+        println!("not root or no setpriv here: process-limit test not run");
+        return;
+    }
+    let dir = temp_file("nproc", b"").with_file_name("");
+    let names = ["a", "b", "big"];
+    for (i, n) in names.iter().enumerate() {
+        let len = if *n == "big" { 40 << 20 } else { 100 * i };
+        std::fs::write(dir.join(n), vec![i as u8; len]).unwrap();
+    }
+    let perms = Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(&dir)
+        .status();
+    assert!(perms.is_ok_and(|s| s.success()));
+    let limited = |prog: &str, args: &str| {
+        let cmd = format!(
+            "cd '{}' && ulimit -u 1 && exec {prog} {args}",
+            dir.display()
+        );
+        let out = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "bash",
+                "-c",
+            ])
+            .arg(cmd)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            err,
+        )
+    };
+    for (jobs, args) in [("", "a b big"), ("-j 8 ", "a b big"), ("", "big")] {
+        let want = limited("md5sum", args);
+        assert_eq!(want.0, Some(0), "md5sum {args}: {want:?}");
+        let got = limited(md5x(), &format!("{jobs}{args}"));
+        assert_eq!(got, want, "md5x {jobs}{args}");
+    }
+    // The parts of an ETag, read on several threads where there are some.
+    let (code, out, err) = limited(md5x(), "--etag --part-size 5MiB -j 8 big");
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let (_, free, _) = {
+        let o = Command::new(md5x())
+            .current_dir(&dir)
+            .args(["--etag", "--part-size", "5MiB", "big"])
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            (),
+        )
+    };
+    assert_eq!(out, free);
+    assert!(out.contains("-8  big"), "{out}");
+}

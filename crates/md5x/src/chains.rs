@@ -610,25 +610,29 @@ pub fn etag_file_with(
     }
     let next = core::sync::atomic::AtomicUsize::new(0);
     let digests = std::sync::Mutex::new(alloc::vec![Digest::new([0; 16]); parts as usize]);
+    // One worker: jobs off the shared counter until none are left.
+    let work = || -> std::io::Result<()> {
+        let mut bufs = alloc::vec::Vec::new();
+        loop {
+            let i = next.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            let Some(&(first, count)) = jobs.get(i) else {
+                return Ok(());
+            };
+            let start = first * part_size;
+            let len = part_size.min(size - start);
+            let out = hash_parts(backend, &file, start, len, count, &mut bufs)?;
+            let mut all = digests.lock().unwrap_or_else(|p| p.into_inner());
+            all[first as usize..][..out.len()].copy_from_slice(&out);
+        }
+    };
     std::thread::scope(|s| -> std::io::Result<()> {
+        // Fewer threads where a process limit refuses some; none: this one works.
         let workers: alloc::vec::Vec<_> = (0..threads.min(jobs.len()))
-            .map(|_| {
-                s.spawn(|| -> std::io::Result<()> {
-                    let mut bufs = alloc::vec::Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-                        let Some(&(first, count)) = jobs.get(i) else {
-                            return Ok(());
-                        };
-                        let start = first * part_size;
-                        let len = part_size.min(size - start);
-                        let out = hash_parts(backend, &file, start, len, count, &mut bufs)?;
-                        let mut all = digests.lock().unwrap_or_else(|p| p.into_inner());
-                        all[first as usize..][..out.len()].copy_from_slice(&out);
-                    }
-                })
-            })
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
             .collect();
+        if workers.is_empty() {
+            work()?;
+        }
         for w in workers {
             w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         }
