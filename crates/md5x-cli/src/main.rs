@@ -73,19 +73,15 @@ impl Out {
         self.check(r)
     }
 
+    /// Keep the first write error for the end. The work goes on, as md5sum's does
+    /// (it finds the error only when it closes stdout): every later error is still
+    /// reported. A reader that went away ends md5x by SIGPIPE before this, unless the
+    /// signal was ignored when md5x started.
     fn check(&mut self, r: io::Result<()>) -> Flow {
-        match r {
-            Ok(()) => Flow::Go,
-            Err(e) => {
-                let pipe = e.kind() == io::ErrorKind::BrokenPipe;
-                self.err = Some(e);
-                if pipe {
-                    Flow::Stop
-                } else {
-                    Flow::Go
-                }
-            }
+        if let Err(e) = r {
+            self.err = Some(e);
         }
+        Flow::Go
     }
 }
 
@@ -244,11 +240,11 @@ fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
 }
 
 /// md5sum's message for a failed write to stdout: the error is named only when it is
-/// EBADF or EPIPE (md5sum itself would die of SIGPIPE; md5x says so instead);
-/// otherwise just "write error".
+/// EBADF (a closed stdout, which fails again when md5sum closes it); otherwise, a
+/// broken pipe with SIGPIPE ignored included, just "write error".
 fn write_error(e: &io::Error) -> Vec<u8> {
     let mut m = b"write error".to_vec();
-    if matches!(e.raw_os_error(), Some(9) | Some(32)) {
+    if e.raw_os_error() == Some(9) {
         m.extend_from_slice(b": ");
         m.extend_from_slice(strerror(e).as_bytes());
     }

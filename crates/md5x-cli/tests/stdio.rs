@@ -204,3 +204,32 @@ fn no_thread_to_spare_is_not_a_failure() {
     assert_eq!(out, free);
     assert!(out.contains("-8  big"), "{out}");
 }
+
+/// With SIGPIPE ignored (as Python's subprocess, many daemons and CI runners leave
+/// it), a reader that goes away is a write error: md5sum goes on, reports what else
+/// fails (here a missing file after many sums), then says "write error" and exits 1.
+/// md5x used to stop at the first failed write, so the later error was never
+/// reported, and said "write error: Broken pipe".
+#[test]
+fn reader_gone_with_sigpipe_ignored_like_md5sum() {
+    let f = temp_file("pipe-ignored", &[7u8; 100]);
+    let run = |prog: &str| {
+        let script = r#"trap '' PIPE; "$0" "$@" /nonexistent/nx | head -c 10 >/dev/null
+            exit ${PIPESTATUS[0]}"#;
+        let out = Command::new("bash")
+            .args(["-c", script, prog])
+            .args(std::iter::repeat_n(f.as_os_str(), 5000))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).replace(prog, "PROG");
+        (out.status.code(), err)
+    };
+    let want = run("md5sum");
+    assert_eq!(want.0, Some(1), "{want:?}");
+    assert_eq!(
+        want.1,
+        "PROG: /nonexistent/nx: No such file or directory\nPROG: write error\n"
+    );
+    assert_eq!(run(md5x()), want);
+    std::fs::remove_dir_all(f.parent().unwrap()).unwrap();
+}
