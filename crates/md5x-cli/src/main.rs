@@ -276,7 +276,8 @@ The following five options are useful only when verifying checksums:
 md5x extensions:
   -j, --jobs=N          hash with N worker threads (default: all cores)
   -r, --recursive       hash the files under directory operands (sorted);
-                          symbolic links met in the walk are skipped
+                          symbolic links met in the walk are skipped, and
+                          FIFOs, sockets and devices (each one said)
   -L, --dereference     with -r, follow symbolic links
       --progress        always show a progress line on standard error
       --no-progress     never show it (default: shown for long jobs when
@@ -489,6 +490,9 @@ fn run(closed: [bool; 3]) -> ! {
         bad("the --strict option is meaningful only when verifying checksums");
     }
     // md5x's.
+    if s.recursive && s.check {
+        bad("the --recursive option is meaningless when verifying checksums");
+    }
     if s.etag && s.algo != Algo::Md5 {
         bad(&format!(
             "the --etag option and --algorithm={} are mutually exclusive",
@@ -511,8 +515,7 @@ fn run(closed: [bool; 3]) -> ! {
     match &s.backend {
         Some(name) => {
             let r = name
-                .to_str()
-                .unwrap_or("")
+                .to_string_lossy()
                 .parse::<md5x::Backend>()
                 .and_then(md5x::Backend::force);
             if let Err(e) = r {
@@ -623,7 +626,10 @@ fn s_check(s: &Settings) -> check::Opts {
 /// What one output line (or message) of hash mode is about.
 enum Task {
     Hash(Vec<u8>),
+    /// An error: said on stderr, and the exit status is 1.
     Msg(Vec<u8>),
+    /// A notice: said on stderr; the exit status is unchanged.
+    Note(Vec<u8>),
 }
 
 fn problematic(name: &[u8]) -> bool {
@@ -685,6 +691,12 @@ fn hash_mode(
                     inputs.push(None);
                     tasks.push(Task::Msg(m));
                 }
+                walk::Entry::Special(name) => {
+                    let mut m = quote::quotef(&name, ctx.utf8);
+                    m.extend_from_slice(b": not a regular file; skipped");
+                    inputs.push(None);
+                    tasks.push(Task::Note(m));
+                }
             });
         } else {
             inputs.push(job(Input::File(PathBuf::from(op))));
@@ -731,6 +743,10 @@ fn hash_mode(
                 match (task, res) {
                     (Task::Msg(m), _) => {
                         ok = false;
+                        ctx.error(&m);
+                        Flow::Go
+                    }
+                    (Task::Note(m), _) => {
                         ctx.error(&m);
                         Flow::Go
                     }

@@ -3,8 +3,8 @@
 //!
 //! Symbolic links met in the walk are skipped unless `-L` (then a link to a directory
 //! is walked, with loop detection). FIFOs, sockets and devices met in the walk are
-//! skipped (reading a FIFO could block forever). Errors are reported per entry and the
-//! walk goes on.
+//! skipped (reading a FIFO could block forever), each one reported so that nothing is
+//! left out unsaid. Errors are reported per entry and the walk goes on.
 
 use std::ffi::OsStr;
 use std::io;
@@ -14,6 +14,8 @@ use std::os::unix::fs::MetadataExt;
 pub enum Entry {
     File(Vec<u8>),
     Error(Vec<u8>, io::Error),
+    /// A FIFO, socket or device: not hashed.
+    Special(Vec<u8>),
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -97,6 +99,8 @@ fn dir(path: &[u8], follow: bool, ancestors: &mut Vec<(u64, u64)>, f: &mut dyn F
             }
         } else if is_file {
             f(Entry::File(p));
+        } else {
+            f(Entry::Special(p));
         }
     }
 }

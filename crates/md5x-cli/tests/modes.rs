@@ -836,3 +836,49 @@ for line in sys.stdin:
         assert_eq!(r, g);
     }
 }
+
+/// `-r`: files under a directory, depth first and sorted by name; symbolic links
+/// skipped without `-L` (followed with it); FIFOs and sockets skipped, each with a
+/// notice on stderr that leaves the exit status at 0; refused with `-c`.
+#[test]
+fn recursive_walk_order_links_and_special_files() {
+    let t = TempDir::new("walk");
+    let d = t.path();
+    fs::create_dir_all(d.join("tree/b")).unwrap();
+    fs::write(d.join("tree/c"), b"c").unwrap();
+    fs::write(d.join("tree/a"), b"a").unwrap();
+    fs::write(d.join("tree/b/x"), b"x").unwrap();
+    std::os::unix::fs::symlink("a", d.join("tree/link")).unwrap();
+    let fifo = Command::new("mkfifo").arg(d.join("tree/b/fifo")).status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+    let _sock = std::os::unix::net::UnixListener::bind(d.join("tree/sock")).unwrap();
+
+    let line = |data: &[u8], name: &str| format!("{}  {name}\n", md5_hex(data));
+    let walked = [
+        line(b"a", "tree/a"),
+        line(b"x", "tree/b/x"),
+        line(b"c", "tree/c"),
+    ];
+    let o = md5x(d, &["-r", "tree"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), walked.concat());
+    assert_eq!(
+        o.stderr,
+        "md5x: tree/b/fifo: not a regular file; skipped\n\
+         md5x: tree/sock: not a regular file; skipped\n"
+    );
+
+    let o = md5x(d, &["-r", "-L", "tree"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let with_link = [walked.concat(), line(b"a", "tree/link")].concat();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), with_link);
+
+    let o = md5x(d, &["-r", "-c", "tree"], b"");
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr
+            .starts_with("md5x: the --recursive option is meaningless when verifying checksums\n"),
+        "{}",
+        o.stderr
+    );
+}
