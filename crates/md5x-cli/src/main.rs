@@ -530,8 +530,15 @@ fn run(closed: [bool; 3]) -> ! {
     }
 
     if s.speed {
-        let code = speed::run();
-        std::process::exit(code);
+        // (Rust's stdout takes a closed descriptor for a sink; md5sum's rule is EBADF.)
+        let r = match closed[1] {
+            true => Err(io::Error::from_raw_os_error(9)),
+            false => speed::run(),
+        };
+        if let Err(e) = r {
+            fatal(&prog, &write_error(&e));
+        }
+        std::process::exit(0);
     }
 
     engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);

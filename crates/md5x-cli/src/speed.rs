@@ -27,14 +27,14 @@ fn row(b: Backend, mode: &str, label: &str, s: &md5x::clock::Speed) -> String {
     )
 }
 
-/// Write and flush; `false` when standard output is gone.
-fn say(out: &mut impl Write, text: &str) -> bool {
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .is_ok()
+/// Write and flush (each row shows as soon as it is measured).
+fn say(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
-pub fn run() -> i32 {
+/// Measure and print every row; the first write error ends it.
+pub fn run() -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     let ghz = md5x::clock::ghz();
     let head = format!(
@@ -51,9 +51,7 @@ pub fn run() -> i32 {
         "MB/s",
         "cyc/B"
     );
-    if !say(&mut out, &head) {
-        return 1;
-    }
+    say(&mut out, &head)?;
     // Distinct bytes for every message of the largest batch measured (three rounds of
     // the widest backend's lanes, 1 MiB each), so no row reads cached copies.
     let most = 3 * Backend::all_supported()
@@ -73,9 +71,7 @@ pub fn run() -> i32 {
                 n,
             );
             let line = row(b, "single-stream", label, &s);
-            if !say(&mut out, &line) {
-                return 1;
-            }
+            say(&mut out, &line)?;
         }
         if b.lanes() == 1 {
             continue;
@@ -91,9 +87,7 @@ pub fn run() -> i32 {
                 n * count,
             );
             let line = row(b, &mode, label, &s);
-            if !say(&mut out, &line) {
-                return 1;
-            }
+            say(&mut out, &line)?;
         }
     }
     let unsupported: Vec<&str> = Backend::ALL
@@ -106,9 +100,7 @@ pub fn run() -> i32 {
             "not run (this CPU or build lacks them): {}\n",
             unsupported.join(", ")
         );
-        if !say(&mut out, &tail) {
-            return 1;
-        }
+        say(&mut out, &tail)?;
     }
-    0
+    Ok(())
 }

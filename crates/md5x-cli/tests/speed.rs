@@ -45,3 +45,21 @@ fn speed_lists_every_backend_and_mode() {
         );
     }
 }
+
+/// A table that cannot be written is said so, as md5sum says it of its sums: `write
+/// error` and exit 1 on a full device. (It used to exit 1 without a word.)
+#[test]
+fn speed_to_a_full_device_is_a_write_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("no /dev/full here: test not run");
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_md5x"))
+        .arg("--speed")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.ends_with(": write error\n"), "{err}");
+}
