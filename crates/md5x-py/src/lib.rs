@@ -167,9 +167,9 @@ fn with_chunks<'py>(buf: PyBuffer<u8>, src: &Bound<'py, PyAny>) -> PyResult<Data
 }
 
 /// Views of `flat`'s consecutive chunks of [`CHUNK`] bytes (`flat`: a one-dimensional
-/// buffer of bytes, `n` bytes long, from an exporter in C or a memoryview). They are made before a hasher
-/// is locked, since making them allocates Python objects; under the lock the chunks
-/// are only copied out (C code, no Python code runs).
+/// buffer of bytes, `n` bytes long, from an exporter in C or a memoryview). They are
+/// made before a hasher is locked, since making them allocates Python objects; under
+/// the lock the chunks are only copied out (C code, no Python code runs).
 fn chunk_views(flat: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<PyBuffer<u8>>> {
     let py = flat.py();
     let view = PyMemoryView::from(flat)?;
