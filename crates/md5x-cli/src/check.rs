@@ -20,7 +20,7 @@ use md5x::chains::{limits::DEFAULT_PART_SIZE, ETag};
 use md5x::Digest;
 
 use crate::algo::{show_size, Algo};
-use crate::engine::{self, Flow, Input, Job, Mode};
+use crate::engine::{self, Input, Job, Mode};
 use crate::{push_name, Ctx};
 
 pub struct Opts {
@@ -34,11 +34,6 @@ pub struct Opts {
     /// Explicit --part-size / --threshold, for ETags.
     pub part_size: Option<u64>,
     pub threshold: Option<u64>,
-}
-
-pub enum Outcome {
-    Done(bool),
-    Stopped,
 }
 
 /// md5sum decides once per run whether one-space lines are the BSD reversed format:
@@ -265,7 +260,8 @@ struct Tally {
 /// (side by side on the worker threads) and reported before the next read, as md5sum
 /// reports line by line. So a sums list that arrives slowly through a pipe is checked
 /// as it comes, and one that waits on a file it names being read first does not hang.
-pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
+/// Whether every line verified (md5sum's exit status for this file).
+pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let is_stdin = file == b"-";
     let shown: &[u8] = if is_stdin { b"standard input" } else { file };
     let mut src: Box<dyn Read> = if is_stdin {
@@ -278,7 +274,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                 // md5sum: an open failure names the error; a read failure says "read
                 // error".
                 ctx.error_io(file, &e);
-                return Outcome::Done(false);
+                return false;
             }
         }
     };
@@ -305,12 +301,10 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
                     .map_or(0, |p| old + p + 1),
             };
             if cut > 0 {
-                if verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t) == Flow::Stop {
-                    return Outcome::Stopped;
-                }
+                verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t);
                 pending.drain(..cut);
                 // Out before the next read, which may wait.
-                let _ = ctx.out.flush();
+                ctx.out.flush();
             }
             if n == 0 {
                 break false;
@@ -320,7 +314,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
         let mut m = ctx.q(shown);
         m.extend_from_slice(b": read error");
         ctx.error(&m);
-        return Outcome::Done(false);
+        return false;
     }
     let Tally {
         misformatted,
@@ -360,24 +354,11 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> Outcome {
             ctx.error(&m);
         }
     }
-    Outcome::Done(
-        properly
-            && matched
-            && mismatched == 0
-            && unreadable == 0
-            && (!o.strict || misformatted == 0),
-    )
+    properly && matched && mismatched == 0 && unreadable == 0 && (!o.strict || misformatted == 0)
 }
 
 /// Verify the complete lines in `data` (the next ones of a check file), adding to `t`.
-fn verify_lines(
-    ctx: &mut Ctx,
-    data: &[u8],
-    is_stdin: bool,
-    shown: &[u8],
-    o: &Opts,
-    t: &mut Tally,
-) -> Flow {
+fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Opts, t: &mut Tally) {
     let mut inputs = Vec::new();
     let mut events = Vec::new();
     for raw in data.split_inclusive(|&c| c == b'\n') {
@@ -442,7 +423,6 @@ fn verify_lines(
                         if let Some(w) = w {
                             ctx.error(&w);
                         }
-                        Flow::Go
                     }
                     Event::Verify { name, algo, want } => {
                         t.properly = true;
@@ -463,7 +443,7 @@ fn verify_lines(
                                     t.mismatched += 1;
                                 }
                                 if o.status || (good && o.quiet) {
-                                    return Flow::Go;
+                                    return;
                                 }
                                 if !good {
                                     line.extend_from_slice(b": FAILED\n");
@@ -478,32 +458,27 @@ fn verify_lines(
                                 } else {
                                     line.extend_from_slice(b": OK\n");
                                 }
-                                ctx.out.write(&line)
+                                ctx.out.write(&line);
                             }
                             Some(Err(e))
                                 if o.ignore_missing
                                     && e.kind() == io::ErrorKind::NotFound
-                                    && name != b"-" =>
-                            {
-                                Flow::Go
-                            }
+                                    && name != b"-" => {}
                             Some(Err(e)) => {
                                 t.unreadable += 1;
                                 ctx.error_io(&name, &e);
                                 if o.status {
-                                    return Flow::Go;
+                                    return;
                                 }
                                 line.extend_from_slice(b": FAILED open or read\n");
-                                ctx.out.write(&line)
+                                ctx.out.write(&line);
                             }
-                            None => Flow::Go,
+                            None => {}
                         }
                     }
                 }
             },
-            || {
-                let _ = ctx.borrow_mut().out.flush();
-            },
-        )
+            || ctx.borrow_mut().out.flush(),
+        );
     }
 }

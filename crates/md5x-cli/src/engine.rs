@@ -109,13 +109,6 @@ impl Sum {
 /// The result of hashing one input.
 pub type Hashed = io::Result<Sum>;
 
-/// Tell the sink to go on, or to stop the whole run (e.g. stdout is gone).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    Go,
-    Stop,
-}
-
 #[derive(Clone)]
 pub struct Config {
     pub jobs: usize,
@@ -647,9 +640,9 @@ pub fn run<P>(
     cfg: &Config,
     inputs: Vec<Option<Job>>,
     payloads: Vec<P>,
-    mut sink: impl FnMut(P, Option<Hashed>) -> Flow,
+    mut sink: impl FnMut(P, Option<Hashed>),
     mut before_wait: impl FnMut(),
-) -> Flow {
+) {
     let n_files = inputs
         .iter()
         .filter(|i| {
@@ -677,8 +670,8 @@ pub fn run<P>(
             }) = &inputs[i]
             {
                 let r = hash_stdin(cfg, *mode);
-                if payloads.next().map(|p| sink(p, Some(r))) == Some(Flow::Stop) {
-                    return Flow::Stop;
+                if let Some(p) = payloads.next() {
+                    sink(p, Some(r));
                 }
                 i += 1;
                 continue;
@@ -702,13 +695,13 @@ pub fn run<P>(
                     }),
                     _ => None,
                 };
-                if payloads.next().map(|p| sink(p, r)) == Some(Flow::Stop) {
-                    return Flow::Stop;
+                if let Some(p) = payloads.next() {
+                    sink(p, r);
                 }
             }
             i = j;
         }
-        return Flow::Go;
+        return;
     }
 
     let workers = jobs.min(n_files);
@@ -717,16 +710,12 @@ pub fn run<P>(
     // Batches small enough that every worker gets many of them.
     let batch = (len / (workers * 8)).clamp(1, batch_cap());
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
     let inputs = &inputs;
     let (tx, rx) = mpsc::channel::<Vec<(usize, Got)>>();
     // One worker: batches off the shared counter until none are left.
     let work = |tx: mpsc::Sender<Vec<(usize, Got)>>| {
         let mut arena = Arena::default();
         loop {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
             let a = next.fetch_add(batch, Ordering::Relaxed);
             if a >= len {
                 break;
@@ -759,7 +748,6 @@ pub fn run<P>(
         // left to this thread, to read in operand order).
         let mut slots: Vec<Option<Got>> = Vec::new();
         slots.resize_with(len, || None);
-        let mut flow = Flow::Go;
         for (i, p) in payloads.into_iter().enumerate() {
             let r = match &inputs[i] {
                 None => None,
@@ -801,14 +789,9 @@ pub fn run<P>(
                     }
                 },
             };
-            if sink(p, r) == Flow::Stop {
-                flow = Flow::Stop;
-                stop.store(true, Ordering::Relaxed);
-                break;
-            }
+            sink(p, r);
         }
         drop(rx);
-        flow
     })
 }
 

@@ -28,13 +28,14 @@ use std::time::Duration;
 
 use algo::Algo;
 use args::{Item, Opt};
-use engine::{Config, Flow, Input, Job, Mode};
+use engine::{Config, Input, Job, Mode};
 use progress::Progress;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Standard output with md5sum's error behaviour: the first failure is remembered and
-/// reported as `write error` at exit (a broken pipe stops the run at once).
+/// reported as `write error` at exit, and the run goes on (a broken pipe ends it by
+/// SIGPIPE, unless that signal was ignored at start-up).
 pub struct Out {
     w: io::BufWriter<io::Stdout>,
     /// stdout was closed at start-up (the runtime put /dev/null there).
@@ -46,13 +47,13 @@ pub struct Out {
 }
 
 impl Out {
-    pub fn write(&mut self, b: &[u8]) -> Flow {
+    pub fn write(&mut self, b: &[u8]) {
         if self.err.is_some() {
-            return Flow::Go;
+            return;
         }
         if self.closed {
             self.err = Some(io::Error::from_raw_os_error(9));
-            return Flow::Go;
+            return;
         }
         let r = match (&self.progress, self.eager) {
             (Some(p), true) => {
@@ -65,9 +66,9 @@ impl Out {
         self.check(r)
     }
 
-    pub fn flush(&mut self) -> Flow {
+    pub fn flush(&mut self) {
         if self.err.is_some() || self.closed {
-            return Flow::Go;
+            return;
         }
         let r = self.w.flush();
         self.check(r)
@@ -77,11 +78,10 @@ impl Out {
     /// (it finds the error only when it closes stdout): every later error is still
     /// reported. A reader that went away ends md5x by SIGPIPE before this, unless the
     /// signal was ignored when md5x started.
-    fn check(&mut self, r: io::Result<()>) -> Flow {
+    fn check(&mut self, r: io::Result<()>) {
         if let Err(e) = r {
             self.err = Some(e);
         }
-        Flow::Go
     }
 }
 
@@ -98,7 +98,7 @@ impl Ctx {
     /// `prog: MSG` on standard error, after flushing standard output so that the two
     /// interleave as md5sum's do.
     pub fn error(&mut self, msg: &[u8]) {
-        let _ = self.out.flush();
+        self.out.flush();
         let mut line = Vec::with_capacity(self.prog.len() + msg.len() + 3);
         line.extend_from_slice(&self.prog);
         line.extend_from_slice(b": ");
@@ -573,41 +573,29 @@ fn run(closed: [bool; 3]) -> ! {
     }
 
     let mut ok = true;
-    let mut stopped = false;
     if s.check {
         for f in &operands {
-            match check::check_file(&mut ctx, f.as_bytes(), &s_check(&s)) {
-                check::Outcome::Done(good) => ok &= good,
-                check::Outcome::Stopped => {
-                    stopped = true;
-                    break;
-                }
-            }
+            ok &= check::check_file(&mut ctx, f.as_bytes(), &s_check(&s));
         }
     } else {
-        let (flow, good) = hash_mode(
+        ok = hash_mode(
             &mut ctx,
             &operands,
             &s,
             progress.as_ref(),
             s.progress == Some(true),
         );
-        ok = good;
-        stopped = flow == Flow::Stop;
     }
 
     if let Some(p) = &progress {
         p.finish();
     }
-    if !stopped
-        && engine::READ_STDIN.load(Ordering::Relaxed)
-        && engine::STDIN_CLOSED.load(Ordering::Relaxed)
-    {
-        let _ = ctx.out.flush();
+    if engine::READ_STDIN.load(Ordering::Relaxed) && engine::STDIN_CLOSED.load(Ordering::Relaxed) {
+        ctx.out.flush();
         ctx.error(b"standard input: Bad file descriptor");
         std::process::exit(1);
     }
-    let _ = ctx.out.flush();
+    ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
         let m = write_error(&e);
         ctx.out.err = Some(e);
@@ -665,7 +653,7 @@ fn hash_mode(
     s: &Settings,
     progress: Option<&Arc<Progress>>,
     forced: bool,
-) -> (Flow, bool) {
+) -> bool {
     use md5x::chains::limits::DEFAULT_PART_SIZE;
     let mode = match s.algo {
         Algo::Md5 => Mode::Md5,
@@ -739,7 +727,7 @@ fn hash_mode(
     let mut ok = true;
     let cfg = ctx.cfg.clone();
     let mut line = Vec::with_capacity(256);
-    let flow = {
+    {
         let ctx = std::cell::RefCell::new(&mut *ctx);
         engine::run(
             &cfg,
@@ -751,12 +739,8 @@ fn hash_mode(
                     (Task::Msg(m), _) => {
                         ok = false;
                         ctx.error(&m);
-                        Flow::Go
                     }
-                    (Task::Note(m), _) => {
-                        ctx.error(&m);
-                        Flow::Go
-                    }
+                    (Task::Note(m), _) => ctx.error(&m),
                     (Task::Hash(name), Some(Ok(d))) => {
                         line.clear();
                         let esc = delim == b'\n' && problematic(&name);
@@ -776,20 +760,17 @@ fn hash_mode(
                             push_name(&mut line, &name, esc);
                         }
                         line.push(delim);
-                        ctx.out.write(&line)
+                        ctx.out.write(&line);
                     }
                     (Task::Hash(name), Some(Err(e))) => {
                         ok = false;
                         ctx.error_io(&name, &e);
-                        Flow::Go
                     }
-                    (Task::Hash(_), None) => Flow::Go,
+                    (Task::Hash(_), None) => {}
                 }
             },
-            || {
-                let _ = ctx.borrow_mut().out.flush();
-            },
-        )
-    };
-    (flow, ok)
+            || ctx.borrow_mut().out.flush(),
+        );
+    }
+    ok
 }
