@@ -532,8 +532,9 @@ impl FromStr for ETag {
 /// of them; a shorter last part is hashed on its own. The file's size is read once at
 /// the start; a file that shrinks while it is read is an error (`UnexpectedEof`),
 /// never a wrong ETag. What is not a regular file (a pipe, a device, a `/proc` file)
-/// has no size to go by: it is read through to its end, in order, on one thread. Settings outside S3's limits give an `InvalidInput` error
-/// carrying the [`EtagError`].
+/// has no size to go by: it is read through to its end, in order, on one thread.
+/// Settings outside S3's limits give an `InvalidInput` error carrying the
+/// [`EtagError`].
 ///
 /// ```no_run
 /// let tag = md5x::chains::etag_file("big.iso", 8 << 20, 8 << 20, 0).unwrap();
@@ -570,13 +571,15 @@ pub fn etag_file_with(
         "md5x: backend '{backend}' is not supported by this CPU"
     );
     let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
-    Etag::new(part_size, threshold).map_err(invalid)?;
+    // (Also the check of the settings against S3's limits.)
+    let mut streaming = Etag::with_backend(backend, part_size, threshold).map_err(invalid)?;
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         // A pipe, a character device, a `/proc` file: its size says nothing of its
         // contents (0 for most), so it is read through to its end instead.
-        return etag_stream(backend, file, part_size, threshold);
+        read_to_end(file, &mut streaming)?;
+        return streaming.finalize().map_err(invalid);
     }
     let size = meta.len();
     let Some(parts) = part_count(size, part_size, threshold) else {
@@ -645,28 +648,19 @@ pub fn etag_file_with(
     Ok(ETag::multipart(outer.finalize(), parts as u32))
 }
 
-/// The ETag of what `reader` gives up to its end, read in order (for what is not a
-/// regular file: there are no positions to read parts at).
+/// Feed `e` what `reader` gives up to its end, in order (for what is not a regular
+/// file: there are no positions to read parts at).
 #[cfg(feature = "std")]
-fn etag_stream(
-    backend: Backend,
-    mut reader: impl std::io::Read,
-    part_size: u64,
-    threshold: u64,
-) -> std::io::Result<ETag> {
-    use std::io::{Error, ErrorKind};
-    let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
-    let mut e = Etag::with_backend(backend, part_size, threshold).map_err(invalid)?;
+fn read_to_end(mut reader: impl std::io::Read, e: &mut Etag) -> std::io::Result<()> {
     let mut buf = alloc::vec![0u8; 1 << 20];
     loop {
         match reader.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => return Ok(()),
             Ok(n) => e.update(&buf[..n]),
-            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(err) => return Err(err),
         }
     }
-    e.finalize().map_err(invalid)
 }
 
 /// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`,
