@@ -190,6 +190,16 @@ impl Backend {
         Ok(())
     }
 
+    /// Panic unless this CPU runs it: the check each entry point that is handed a
+    /// backend makes before it hashes (the panic their `# Panics` sections name).
+    #[track_caller]
+    pub(crate) fn assert_supported(self) {
+        assert!(
+            self.is_supported(),
+            "md5x: backend '{self}' is not supported by this CPU"
+        );
+    }
+
     /// `Ok(self)` if this CPU runs it, else an error naming the backends it does run.
     pub fn require_supported(self) -> Result<Backend, BackendError> {
         if self.is_supported() {

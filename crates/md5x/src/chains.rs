@@ -81,10 +81,7 @@ impl ParMd5 {
         if !matches!(k, 4 | 8 | 16) {
             return Err(InvalidChainCount(k));
         }
-        assert!(
-            backend.is_supported(),
-            "md5x: backend '{backend}' is not supported by this CPU"
-        );
+        backend.assert_supported();
         Ok(ParMd5 {
             k,
             states: [INIT; 16],
@@ -566,10 +563,7 @@ pub fn etag_file_with(
     threads: usize,
 ) -> std::io::Result<ETag> {
     use std::io::{Error, ErrorKind};
-    assert!(
-        backend.is_supported(),
-        "md5x: backend '{backend}' is not supported by this CPU"
-    );
+    backend.assert_supported();
     let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
     // (Also the check of the settings against S3's limits.)
     let mut streaming = Etag::with_backend(backend, part_size, threshold).map_err(invalid)?;

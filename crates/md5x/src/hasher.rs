@@ -92,10 +92,7 @@ impl Md5 {
     ///
     /// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
     pub fn with_backend(backend: Backend) -> Self {
-        assert!(
-            backend.is_supported(),
-            "md5x: backend '{backend}' is not supported by this CPU"
-        );
+        backend.assert_supported();
         Md5 {
             state: INIT,
             len: 0,

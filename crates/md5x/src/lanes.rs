@@ -104,10 +104,7 @@ impl<T> Lanes<T> {
     ///
     /// If this CPU cannot run `backend`.
     pub fn with_backend(backend: Backend) -> Self {
-        assert!(
-            backend.is_supported(),
-            "md5x: backend '{backend}' is not supported by this CPU"
-        );
+        backend.assert_supported();
         static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
         Lanes {
             backend,

@@ -86,10 +86,7 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
         out.len(),
         inputs.len()
     );
-    assert!(
-        backend.is_supported(),
-        "md5x: backend '{backend}' is not supported by this CPU"
-    );
+    backend.assert_supported();
     match backend.lane_kernel() {
         Some(k) => {
             let k = shape_for(backend, inputs.len()).unwrap_or(k);
@@ -286,10 +283,7 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
         "md5x::par_hash_many: outputs and inputs differ"
     );
     // Checked here too, so that the panic does not depend on there being work.
-    assert!(
-        backend.is_supported(),
-        "md5x: backend '{backend}' is not supported by this CPU"
-    );
+    backend.assert_supported();
     let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
     // Whole lane sets per share, about eight shares per thread (one set each when

@@ -304,10 +304,7 @@ impl Server {
     ///
     /// If this CPU cannot run `backend`.
     pub fn with_config(backend: Backend, batch_bytes: usize) -> Self {
-        assert!(
-            backend.is_supported(),
-            "md5x: backend '{backend}' is not supported by this CPU"
-        );
+        backend.assert_supported();
         let kernels: [Option<LaneKernel>; 3] =
             core::array::from_fn(|g| backend.lane_kernel_groups(g + 1));
         let max_take = kernels
