@@ -223,15 +223,21 @@ fn fatal(prog: &[u8], msg: &[u8]) -> ! {
     std::process::exit(1);
 }
 
-/// `--help` and `--version`: print `text`, and exit 0; a failed write is reported as
-/// md5sum reports it (`write error`, exit 1), also when stdout was closed at start-up.
+/// `--help` and `--version`: print `text`, and exit 0 (see [`write_and_exit`]).
 fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
+    write_and_exit(prog, stdout_closed, || {
+        let mut o = io::stdout().lock();
+        o.write_all(text.as_bytes()).and_then(|_| o.flush())
+    })
+}
+
+/// Run `write` (all of the output of `--help`, `--version` or `--speed`), and exit 0;
+/// a failed write is reported as md5sum reports it (`write error`, exit 1), also when
+/// stdout was closed at start-up (Rust's stdout would take it for a sink).
+fn write_and_exit(prog: &[u8], stdout_closed: bool, write: impl FnOnce() -> io::Result<()>) -> ! {
     let r = match stdout_closed {
         true => Err(io::Error::from_raw_os_error(9)),
-        false => {
-            let mut o = io::stdout().lock();
-            o.write_all(text.as_bytes()).and_then(|_| o.flush())
-        }
+        false => write(),
     };
     if let Err(e) = r {
         fatal(prog, &write_error(&e));
@@ -530,15 +536,7 @@ fn run(closed: [bool; 3]) -> ! {
     }
 
     if s.speed {
-        // (Rust's stdout takes a closed descriptor for a sink; md5sum's rule is EBADF.)
-        let r = match closed[1] {
-            true => Err(io::Error::from_raw_os_error(9)),
-            false => speed::run(),
-        };
-        if let Err(e) = r {
-            fatal(&prog, &write_error(&e));
-        }
-        std::process::exit(0);
+        write_and_exit(&prog, closed[1], speed::run);
     }
 
     engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
