@@ -20,8 +20,10 @@ use super::lanes::LaneKernel;
 /// sum first with an empty `asm!` barrier, rolling each round into a loop, removing
 /// round 1's spills and a pre-splatted constant table all measured level
 /// (`docs/performance.md`, Zen 3). The groups now run the hand-scheduled kernel in
-/// `avx2_asm.rs` (3-11% faster than the generic one on Zen 1, not yet measured on Zen
-/// 3). On Zen 1 (family 23, 8 KiB messages, as many as the lanes): 0.89, 1.19 and 1.21
+/// `avx2_asm.rs`: 3-11% faster than the generic one on Zen 1; on Zen 4, where its
+/// piped loop (a block's loads spread over the previous block's steps) first ran,
+/// 2.40-2.46 bytes/cycle against 1.94-2.06 at 8 KiB, 2.36-2.40 against 1.82 at 1 MiB
+/// (96 messages end to end, 3 groups). On Zen 1 (family 23, 8 KiB messages, as many as the lanes): 0.89, 1.19 and 1.21
 /// bytes/cycle. With fewer messages, `hash_many` picks fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
@@ -56,6 +58,7 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
+    use super::super::avx2_asm::run::BY_LENGTH;
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
     use core::arch::x86_64::*;
 
@@ -63,8 +66,8 @@ mod imp {
         lane_kernel(
             groups,
             match prefetch_pays() {
-                true => by_groups!(groups, strided_asm, true)?,
-                false => by_groups!(groups, strided_asm, false)?,
+                true => by_groups!(groups, strided_asm, true, BY_LENGTH)?,
+                false => by_groups!(groups, strided_asm, false, BY_LENGTH)?,
             },
         )
     }
@@ -111,8 +114,8 @@ mod imp {
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks AVX2
-    /// and the arguments, then runs it.
-    pub(super) fn strided_asm<const G: usize, const PREFETCH: bool>(
+    /// and the arguments, then runs it (`RUN`: which loop, see `avx2_asm::run`).
+    pub(super) fn strided_asm<const G: usize, const PREFETCH: bool, const RUN: u8>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
@@ -125,7 +128,12 @@ mod imp {
         // `8 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
         // checked above).
         unsafe {
-            super::super::avx2_asm::compress::<G, PREFETCH>(state, &ptrs[..8 * G], nblocks, stride)
+            super::super::avx2_asm::compress::<G, PREFETCH, RUN>(
+                state,
+                &ptrs[..8 * G],
+                nblocks,
+                stride,
+            )
         }
     }
 
@@ -279,10 +287,11 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
+        use super::super::super::avx2_asm::run::{BY_LENGTH, DIRECT, PIPED};
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_refuses_bad_arguments, check_strided, check_upper_halves_clean,
-            check_variants,
+            check, check_no_overread, check_refuses_bad_arguments, check_strided,
+            check_upper_halves_clean, check_variants,
         };
         use super::{strided, strided_asm};
 
@@ -299,13 +308,18 @@ mod imp {
                 }
             }
             // Every variant, whichever this CPU picks: with the prefetch and without;
-            // generic and hand-scheduled.
+            // generic and hand-scheduled, the latter's direct and piped loops each at
+            // every length (not only where `PIPED_FROM` sends them).
             for g in 1..=3 {
                 let variants = [
                     by_groups!(g, strided, false).unwrap(),
                     by_groups!(g, strided, true).unwrap(),
-                    by_groups!(g, strided_asm, false).unwrap(),
-                    by_groups!(g, strided_asm, true).unwrap(),
+                    by_groups!(g, strided_asm, false, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_asm, true, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_asm, false, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
+                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
                 ];
                 check_variants(&variants, 8, g, 100);
             }
@@ -317,13 +331,36 @@ mod imp {
         }
 
         #[test]
+        fn kernels_read_nothing_past_their_lanes() {
+            if super::kernel(1).is_none() {
+                eprintln!("AVX2 not available: avx2 lane kernels not tested");
+                return;
+            }
+            for g in 1..=3 {
+                for entry in [
+                    by_groups!(g, strided, true).unwrap(),
+                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
+                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
+                ] {
+                    check_no_overread(entry, 8, g);
+                }
+            }
+        }
+
+        #[test]
         fn asm_kernel_leaves_the_upper_halves_clean() {
             if super::kernel(1).is_none() {
                 eprintln!("AVX2 not available: avx2 lane kernels not tested");
                 return;
             }
-            let entries = [1, 2, 3].map(|g| by_groups!(g, strided_asm, false).unwrap());
-            check_upper_halves_clean(&entries, 8);
+            for run in [DIRECT, PIPED] {
+                let entries = [1, 2, 3].map(|g| match run {
+                    DIRECT => by_groups!(g, strided_asm, false, DIRECT).unwrap(),
+                    _ => by_groups!(g, strided_asm, false, PIPED).unwrap(),
+                });
+                check_upper_halves_clean(&entries, 8);
+            }
         }
 
         #[test]
@@ -332,7 +369,8 @@ mod imp {
                 eprintln!("AVX2 not available: avx2 lane kernels not tested");
                 return;
             }
-            check_refuses_bad_arguments(strided_asm::<3, false>, 8);
+            check_refuses_bad_arguments(strided_asm::<3, false, DIRECT>, 8);
+            check_refuses_bad_arguments(strided_asm::<3, false, PIPED>, 8);
         }
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! - `ymm0..ymm3`, `ymm4..ymm7`, `ymm8..ymm11`: the state words of groups 0, 1, 2 (as
 //!   many as the kernel has);
-//! - `ymm12`, `ymm13`: temporaries (register renaming gives each step its own).
+//! - `ymm12`, `ymm13`: temporaries (register renaming gives each step its own);
+//! - `ymm14`: the piped run's copies (below).
 //!
 //! A step of one group (`b` is the newest word; `a + m + K` is formed while the
 //! previous step runs, so the dependent chain is the round function, one add, the
@@ -36,13 +37,52 @@
 //! 1, where an unpack or a `vinserti128` runs one a cycle). The state goes through
 //! memory between blocks, which frees all 16 registers for the transposition.
 //!
-//! Measured on Zen 1 (AMD EPYC family 23 model 1, 2026-11-23), in the same process as
-//! the generic kernel (`many_report`'s `avx2 xG` and `avx2 xG generic` rows), at 8 KiB:
-//! 1 group 3-5% faster, 2 groups 7-8%, 3 groups 5-6% (and 6-11% from memory). Not yet
-//! measured on Zen 3 or on Intel; `many_report` prints both rows.
+//! Where the transposition reads its 16-byte quarters from, two kinds of run:
 //!
-//! Everything here is checked against the portable kernel by `avx2.rs`'s tests, with
-//! and without the prefetch, at strides of one block and more.
+//! - **direct** (runs shorter than [`PIPED_FROM`] blocks): straight from the lanes'
+//!   data, each lane's 64-byte line visited once per quarter.
+//! - **piped** (longer runs): from a line scratch (64 bytes a lane) that the previous
+//!   block filled. While a block's steps run, each quad copies a few 32-byte halves of
+//!   the lanes' next blocks there (and prefetches those lanes' data further ahead), so
+//!   the loads from the lanes have a whole block's steps to arrive, spread out rather
+//!   than in a burst, and each lane's line is read once, in two halves close together.
+//!   A prologue copies the first block; after the last block the copies read it again
+//!   (the offset stays put), so nothing past a lane's last block is read.
+//!
+//! Why the piped run: messages laid end to end at a multiple of 4 KiB (8 KiB, 1 MiB:
+//! object-store parts, chunks of one buffer) start at the same offset in a page, so
+//! every lane's current line falls in one L1 set (8 ways on AMD's cores, 12 on Intel's)
+//! and lines are evicted between the direct run's visits; and a direct run's loads come
+//! all at once at the start of a block, where the steps wait for them. Measured on Zen
+//! 4 (AMD EPYC family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx2 many_report`, 3
+//! groups, bytes/cycle, direct -> piped):
+//!
+//! | messages | direct | piped |
+//! |---|---:|---:|
+//! | 96 of 8 KiB end to end (in L2) | 1.91 | 2.42-2.48 |
+//! | the same, 64 bytes apart | 2.37 | 2.44-2.51 |
+//! | 16,384 of 8 KiB (from memory) | 1.64 | 2.18-2.21 |
+//! | 32,768 of 4 KiB (from memory) | 1.53-1.55 | 2.06-2.07 |
+//! | 32,768 of 2 KiB (from memory) | 1.22-1.26 | 1.71-1.73 |
+//! | 131,072 of 1 KiB (from memory) | 1.03-1.05 | 1.06-1.07 |
+//! | 131,072 of 512 B (from memory) | 0.94-0.95 | 0.77-0.78 |
+//!
+//! Short runs pay for the prologue and the copies without the gain (and from memory,
+//! their first blocks' misses, spread over the quads, no longer overlap): hence
+//! [`PIPED_FROM`]. Also tried: copying every lane's line at the start of the block
+//! instead of spread over the quads (8 KiB in L2: 2.16), a burst of prefetches at the
+//! block's start instead of one beside each copy (1 KiB from memory: 0.99 against
+//! 1.07), and, in the direct run, visiting the lines quarter by quarter across all
+//! groups rather than group by group (1.47 at 8 KiB in L2: the aliasing made visible).
+//!
+//! Measured on Zen 1 before the piped run (AMD EPYC family 23 model 1, 2026-11-23), in
+//! the same process as the generic kernel (`many_report`'s `avx2 xG` and `avx2 xG
+//! generic` rows), at 8 KiB: 1 group 3-5% faster, 2 groups 7-8%, 3 groups 5-6% (and
+//! 6-11% from memory).
+//!
+//! Everything here is checked against the portable kernel by `avx2.rs`'s tests, both
+//! runs, with and without the prefetch, at 1 to 8 blocks and strides of one block and
+//! more.
 
 /// The register holding word `$w` (0..3, that is a, b, c, d at a quad's start) of group
 /// `$g`.
@@ -134,12 +174,14 @@ macro_rules! steps {
 }
 
 /// Four steps of a round (message words `$w0..$w3`, rotations `$s0..$s3`) of every
-/// group in `$gs`; the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)`
-/// from step to step.
+/// group in `$gs` (`$ng` of them), after the quad's share of a piped run's copies
+/// (`$copy`: `none`, `copy` or `copy_pf`); the roles of the state words rotate
+/// `(a, b, c, d) -> (d, a, b, c)` from step to step.
 macro_rules! quad {
-    ($gs:tt, $r:ident, $i:literal, $w0:literal, $w1:literal, $w2:literal, $w3:literal,
-     $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
+    ($gs:tt, $ng:literal, $copy:ident, $r:ident, $i:literal, $w0:literal, $w1:literal,
+     $w2:literal, $w3:literal, $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
         concat!(
+            copy_halves!($copy, $gs, $ng, $i),
             steps!($gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
             steps!($gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
             steps!($gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
@@ -148,8 +190,13 @@ macro_rules! quad {
     };
 }
 
-/// Load quarter `$q` (words `4q..4q+3`) of group `$g`'s eight blocks and store it
-/// transposed: word `w` of lane `l` to lane `l` of scratch row `16g + w`.
+/// Byte offset of the line scratch in the scratch area (`{lines}` in the assembly),
+/// after the 48 rows of transposed words.
+const LINES_AT: usize = 48 * 32;
+
+/// Load quarter `$q` (words `4q..4q+3`) of group `$g`'s eight blocks, from the lanes
+/// (`direct`) or the line scratch (`piped`), and store it transposed: word `w` of lane
+/// `l` to lane `l` of scratch row `16g + w`.
 ///
 /// Row `i` (0..3) is lane `i`'s 16 bytes in the low half and lane `i + 4`'s in the high
 /// half (`vinserti128` from memory); two rounds of unpacks within the halves finish
@@ -157,10 +204,10 @@ macro_rules! quad {
 /// Zen 1.
 #[rustfmt::skip]
 macro_rules! transpose_quarter {
-    ($g:literal, $q:literal) => {
+    ($from:ident, $g:literal, $q:literal) => {
         concat!(
-            load_row!($g, $q, 0, "0"), load_row!($g, $q, 1, "1"),
-            load_row!($g, $q, 2, "2"), load_row!($g, $q, 3, "3"),
+            load_row!($from, $g, $q, 0, "0"), load_row!($from, $g, $q, 1, "1"),
+            load_row!($from, $g, $q, 2, "2"), load_row!($from, $g, $q, 3, "3"),
             // Pairs of lanes: words (0, 1) and (2, 3), lanes interleaved.
             "vpunpckldq ymm4, ymm0, ymm1\n",
             "vpunpckhdq ymm5, ymm0, ymm1\n",
@@ -178,15 +225,23 @@ macro_rules! transpose_quarter {
 }
 
 /// Row `$i` of a quarter's transposition into `ymm$i`: quarter `$q` of lane `8g + i`'s
-/// current block, and above it that of lane `8g + i + 4`.
+/// current block, and above it that of lane `8g + i + 4`; read from the lanes at
+/// `{off}` (`direct`) or from their copies in the line scratch (`piped`).
 #[rustfmt::skip]
 macro_rules! load_row {
-    ($g:literal, $q:literal, $i:literal, $y:literal) => {
+    (direct, $g:literal, $q:literal, $i:literal, $y:literal) => {
         concat!(
             "mov {p}, qword ptr [{lp} + 8*(8*", $g, "+", $i, ")]\n",
             "vmovdqu xmm", $y, ", xmmword ptr [{p} + {off} + 16*", $q, "]\n",
             "mov {p}, qword ptr [{lp} + 8*(8*", $g, "+4+", $i, ")]\n",
             "vinserti128 ymm", $y, ", ymm", $y, ", xmmword ptr [{p} + {off} + 16*", $q, "], 1\n",
+        )
+    };
+    (piped, $g:literal, $q:literal, $i:literal, $y:literal) => {
+        concat!(
+            "vmovdqa xmm", $y, ", xmmword ptr [{msg} + {lines} + 64*(8*", $g, "+", $i, ") + 16*", $q, "]\n",
+            "vinserti128 ymm", $y, ", ymm", $y,
+            ", xmmword ptr [{msg} + {lines} + 64*(8*", $g, "+4+", $i, ") + 16*", $q, "], 1\n",
         )
     };
 }
@@ -196,6 +251,66 @@ macro_rules! load_row {
 macro_rules! store_word {
     ($g:literal, $q:literal, $w:literal, $y:literal) => {
         concat!("vmovdqa ymmword ptr [{msg} + 32*(16*", $g, "+4*", $q, "+", $w, ")], ", $y, "\n")
+    };
+}
+
+/// Half `h` of the lanes' next blocks, as an assembler expression, for the quad at step
+/// `$i` and its `$j`-th copy (`$ng` copies a quad): `h = (i / 4) * ng + j`, so the 16
+/// quads cover the `16 * ng` halves of the `8 * ng` lanes once a block. Half `h` is
+/// bytes `32 * (h % 2)..` of lane `h / 2`'s block.
+macro_rules! half {
+    ($ng:literal, $i:literal, $j:tt) => {
+        concat!("((", $i, "/4)*", $ng, "+", $j, ")")
+    };
+}
+
+/// A piped run's share of copies at the quad starting at step `$i`: for each `j` in
+/// `[$j, ...]`, half `h` of the lanes' blocks at `{off}` (see `half!`) into the line
+/// scratch, and with `copy_pf` a prefetch of the same half `{pf}` bytes further on. The
+/// lane's pointer is loaded again for each half: `{p}` is the only spare register.
+#[rustfmt::skip]
+macro_rules! copy_halves {
+    (none, $js:tt, $ng:literal, $i:literal) => { "" };
+    (copy, [$($j:tt),+], $ng:literal, $i:literal) => {
+        concat!($(
+            "mov {p}, qword ptr [{lp} + 8*(", half!($ng, $i, $j), "/2)]\n",
+            "vmovdqu ymm14, ymmword ptr [{p} + {off} + 32*(",
+            half!($ng, $i, $j), "-2*(", half!($ng, $i, $j), "/2))]\n",
+            "vmovdqa ymmword ptr [{msg} + {lines} + 32*", half!($ng, $i, $j), "], ymm14\n",
+        )+)
+    };
+    (copy_pf, [$($j:tt),+], $ng:literal, $i:literal) => {
+        concat!($(
+            copy_halves!(copy, [$j], $ng, $i),
+            "prefetcht0 byte ptr [{p} + {pf} + 32*(",
+            half!($ng, $i, $j), "-2*(", half!($ng, $i, $j), "/2))]\n",
+        )+)
+    };
+}
+
+/// Copy the blocks at `{off}` of the 8 lanes of each group in `[$g, ...]` to the line
+/// scratch (a piped run's prologue).
+#[rustfmt::skip]
+macro_rules! copy_lines {
+    ([$($g:tt),+]) => {
+        concat!($(
+            copy_line!($g, 0), copy_line!($g, 1), copy_line!($g, 2), copy_line!($g, 3),
+            copy_line!($g, 4), copy_line!($g, 5), copy_line!($g, 6), copy_line!($g, 7),
+        )+)
+    };
+}
+
+/// Copy lane `8g + l`'s block at `{off}` to its line in the line scratch.
+#[rustfmt::skip]
+macro_rules! copy_line {
+    ($g:literal, $l:literal) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(8*", $g, "+", $l, ")]\n",
+            "vmovdqu ymm14, ymmword ptr [{p} + {off}]\n",
+            "vmovdqu ymm15, ymmword ptr [{p} + {off} + 32]\n",
+            "vmovdqa ymmword ptr [{msg} + {lines} + 64*(8*", $g, "+", $l, ")], ymm14\n",
+            "vmovdqa ymmword ptr [{msg} + {lines} + 64*(8*", $g, "+", $l, ") + 32], ymm15\n",
+        )
     };
 }
 
@@ -211,7 +326,7 @@ macro_rules! prefetch_lane {
 }
 
 /// Prefetch the data of the 8 lanes of each group in `[$g, ...]` at `{pf}` bytes from
-/// their starts.
+/// their starts (a direct run's, at the start of each block).
 #[rustfmt::skip]
 macro_rules! prefetch_groups {
     ([$($g:tt),+]) => {
@@ -253,21 +368,50 @@ macro_rules! add_store {
     };
 }
 
-/// One block of every group in `[$g, ...]`: the transposition, the 64 steps, the state
-/// updated. `$pre` comes first (the prefetches, or nothing).
-macro_rules! block {
-    ([$($g:tt),+], $pre:expr) => {
+/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them): a direct run
+/// (`$pre` first in each block: the prefetches, or nothing), or a piped one (`$copy`:
+/// `copy` or `copy_pf`).
+macro_rules! blocks {
+    (direct, [$($g:tt),+], $ng:literal, $pre:expr) => {
         concat!(
+            "/* no line scratch (at {lines}) in a direct run */\n",
+            "2:\n",
             $pre,
             $(
-                transpose_quarter!($g, 0),
-                transpose_quarter!($g, 1),
-                transpose_quarter!($g, 2),
-                transpose_quarter!($g, 3),
+                transpose_quarter!(direct, $g, 0),
+                transpose_quarter!(direct, $g, 1),
+                transpose_quarter!(direct, $g, 2),
+                transpose_quarter!(direct, $g, 3),
             )+
             $(state_rows!(load, $g),)+
-            md5_quads!(quad!([$($g),+])),
+            md5_quads!(quad!([$($g),+], $ng, none)),
             $(state_rows!(add_store, $g),)+
+            "add {off}, {stride}\n",
+            "add {pf}, {stride}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+    (piped, [$($g:tt),+], $ng:literal, $copy:ident) => {
+        concat!(
+            copy_lines!([$($g),+]),
+            "2:\n",
+            $(
+                transpose_quarter!(piped, $g, 0),
+                transpose_quarter!(piped, $g, 1),
+                transpose_quarter!(piped, $g, 2),
+                transpose_quarter!(piped, $g, 3),
+            )+
+            $(state_rows!(load, $g),)+
+            // The copies' block: the next one, or this one again after the last.
+            "cmp {n}, 1\n",
+            "lea {p}, [{off} + {stride}]\n",
+            "cmovne {off}, {p}\n",
+            md5_quads!(quad!([$($g),+], $ng, $copy)),
+            $(state_rows!(add_store, $g),)+
+            "add {pf}, {stride}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
         )
     };
 }
@@ -299,16 +443,34 @@ static ROT16: Rows<1> = Rows([[
     0x0d0c_0f0e,
 ]]);
 
+/// The shortest run (in blocks) that `compress` hands to the piped loop; shorter ones
+/// run direct. Measured on Zen 4 (`many_report`, 3 groups, see the module's docs):
+/// from memory, 8-block runs lost 18% piped, 16-block runs were level, 32-block runs
+/// gained 40%; in cache, runs of 4 or fewer lost 5-15%.
+pub(crate) const PIPED_FROM: usize = 16;
+
+/// Which loop `compress` runs: chosen by the run's length ([`PIPED_FROM`]), or forced
+/// (for tests that run both loops at every length).
+pub(crate) mod run {
+    /// Piped from [`super::PIPED_FROM`] blocks on, direct below.
+    pub(crate) const BY_LENGTH: u8 = 0;
+    /// Always direct.
+    pub(crate) const DIRECT: u8 = 1;
+    /// Always piped.
+    pub(crate) const PIPED: u8 = 2;
+}
+
 /// Compress `nblocks` blocks of `8 * G` lanes (`G` groups of 8, 1 to 3; state layout as
 /// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; with
-/// `PREFETCH`, each lane's block 4 ahead is prefetched into L1.
+/// `PREFETCH`, each lane's block 4 ahead is prefetched into L1. `RUN` picks the loop
+/// (see [`run`]).
 ///
 /// # Safety
 ///
 /// The CPU has AVX2; `G` is 1, 2 or 3; `state` is `32 * G` words; `lanes` has `8 * G`
 /// pointers, each valid for reads of `(nblocks - 1) * stride + 64` bytes.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
+pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u8>(
     state: &mut [u32],
     lanes: &[*const u8],
     nblocks: usize,
@@ -318,28 +480,30 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 32 * G && lanes.len() == 8 * G);
-    // The transposed message words (16 rows a group): written before they are read,
-    // every block.
-    let mut msg = core::mem::MaybeUninit::<Rows<48>>::uninit();
+    let piped = match RUN {
+        run::DIRECT => false,
+        run::PIPED => true,
+        _ => nblocks >= PIPED_FROM,
+    };
+    // The transposed message words (16 rows a group), then the line scratch (64 bytes
+    // a lane, at `LINES_AT`): each written before it is read.
+    let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 32 + 48 }>>::uninit();
     // The prefetches' offset from each lane's start: 4 blocks ahead of the block being
-    // hashed. Prefetches cannot fault, so those past the end of a lane are harmless.
+    // hashed (3 ahead of the block a piped run copies). Prefetches cannot fault, so
+    // those past the end of a lane are harmless.
     let pf = stride.wrapping_mul(4);
-    macro_rules! run {
-        ($gs:tt) => {
-            if PREFETCH {
-                run!($gs, prefetch_groups!($gs))
-            } else {
-                run!($gs, "")
+    macro_rules! go {
+        ($gs:tt, $ng:literal) => {
+            match (piped, PREFETCH) {
+                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_groups!($gs))),
+                (false, false) => go!(blocks!(direct, $gs, $ng, "")),
+                (true, true) => go!(blocks!(piped, $gs, $ng, copy_pf)),
+                (true, false) => go!(blocks!(piped, $gs, $ng, copy)),
             }
         };
-        ($gs:tt, $pre:expr) => {
+        ($code:expr) => {
             core::arch::asm!(
-                "2:",
-                block!($gs, $pre),
-                "add {off}, {stride}",
-                "add {pf}, {stride}",
-                "dec {n}",
-                "jnz 2b",
+                $code,
                 // Clean upper halves before any SSE code runs: LLVM adds this after its
                 // own 256-bit code, not after `asm!` (Intel cores before Skylake pay a
                 // state transition otherwise, later ones a false dependency on every
@@ -350,6 +514,7 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
                 msg = in(reg) msg.as_mut_ptr(),
                 k = in(reg) K_ROWS.0.as_ptr(),
                 rot16 = in(reg) ROT16.0.as_ptr(),
+                lines = const LINES_AT,
                 stride = in(reg) stride,
                 n = inout(reg) nblocks => _,
                 off = inout(reg) 0usize => _,
@@ -365,17 +530,20 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool>(
     }
     // SAFETY: the caller guarantees AVX2, and for `G` groups a state of `32 * G` words
     // and `8 * G` lanes whose blocks are readable at `off = b * stride` for
-    // `b < nblocks`. The loop runs `nblocks` (> 0) times, reads 64 bytes at each of the
-    // `8 * G` lanes' `off` (and prefetches, which never fault), writes only the state's
-    // `4 * G` rows and `msg`'s first `16 * G` rows (32-byte aligned, as `vmovdqa`
-    // needs), reads the two constant tables, and clobbers only the registers named
-    // (all 16 vector registers: `vzeroupper` zeroes the upper halves of those the
-    // kernel does not use too).
+    // `b < nblocks`. Either loop runs `nblocks` (> 0) times and reads the lanes only at
+    // such offsets: the direct one at `off` of the block it hashes; the piped one at 0
+    // (its prologue) and then at `off` of the next block, which stays at the last
+    // block's offset once no block follows (`cmp n, 1` before the step). Both read 64
+    // bytes a lane there (and prefetch, which never faults), write only the state's
+    // `4 * G` rows and `msg` (rows of transposed words at 0, the line scratch at
+    // `LINES_AT`; 32-byte aligned, as `vmovdqa` needs), read the two constant tables,
+    // and clobber only the registers named (all 16 vector registers: `vzeroupper`
+    // zeroes the upper halves of those the kernel does not use too).
     unsafe {
         match G {
-            1 => run!([0]),
-            2 => run!([0, 1]),
-            _ => run!([0, 1, 2]),
+            1 => go!([0], 1),
+            2 => go!([0, 1], 2),
+            _ => go!([0, 1, 2], 3),
         }
     }
 }

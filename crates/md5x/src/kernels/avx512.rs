@@ -252,8 +252,8 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_refuses_bad_arguments, check_strided, check_upper_halves_clean,
-            check_variants,
+            check, check_no_overread, check_refuses_bad_arguments, check_strided,
+            check_upper_halves_clean, check_variants,
         };
         use super::{strided, strided_asm};
 
@@ -273,6 +273,18 @@ mod imp {
                     by_groups!(g, strided_asm).unwrap(),
                 ];
                 check_variants(&variants, 16, g, 200);
+            }
+        }
+
+        #[test]
+        fn kernels_read_nothing_past_their_lanes() {
+            if super::kernel(1).is_none() {
+                eprintln!("AVX-512 not available: avx512 lane kernels not tested");
+                return;
+            }
+            for g in 1..=3 {
+                check_no_overread(by_groups!(g, strided).unwrap(), 16, g);
+                check_no_overread(by_groups!(g, strided_asm).unwrap(), 16, g);
             }
         }
 

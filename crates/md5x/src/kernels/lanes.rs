@@ -757,6 +757,92 @@ pub(crate) mod tests {
         assert!(small_state.is_err(), "a state for 2 groups must be refused");
     }
 
+    /// Memory whose last readable byte sits right before a page that cannot be read:
+    /// a read past the end faults (and fails the test) instead of going unseen.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    struct Guarded {
+        map: *mut u8,
+        map_len: usize,
+        len: usize,
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    impl Guarded {
+        const PAGE: usize = 4096;
+
+        /// `len` bytes of `fill`, followed by an unreadable page.
+        fn new(len: usize, fill: u8) -> Guarded {
+            let data_len = len.div_ceil(Self::PAGE) * Self::PAGE;
+            let map_len = data_len + Self::PAGE;
+            // SAFETY: an anonymous private mapping of `map_len` bytes, owned by this
+            // value and unmapped in `drop`; no existing memory is touched.
+            let map = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    map_len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(map, libc::MAP_FAILED, "mmap failed");
+            let map = map.cast::<u8>();
+            // SAFETY: `map + data_len` is page aligned and inside the mapping, which
+            // has one page past it.
+            let rc = unsafe { libc::mprotect(map.add(data_len).cast(), Self::PAGE, 0) };
+            assert_eq!(rc, 0, "mprotect failed");
+            // SAFETY: the `data_len` bytes before the guard page are mapped writable
+            // and nothing else refers to them yet.
+            unsafe { core::ptr::write_bytes(map, fill, data_len) };
+            Guarded { map, map_len, len }
+        }
+
+        /// The `len` bytes that end at the guard page.
+        fn bytes(&self) -> &[u8] {
+            let data_len = self.map_len - Self::PAGE;
+            // SAFETY: these `len` bytes are mapped readable (and were initialized in
+            // `new`) for as long as `self` lives; nothing writes them.
+            unsafe { core::slice::from_raw_parts(self.map.add(data_len - self.len), self.len) }
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: unmaps the mapping made in `new`, which no slice outlives.
+            unsafe { libc::munmap(self.map.cast(), self.map_len) };
+        }
+    }
+
+    /// A kernel entry for `groups` groups of `width` lanes reads no byte past what it
+    /// was given: every lane holds exactly `(nblocks - 1) * stride + 64` bytes that end
+    /// at an unreadable page, for 1 to 9 blocks at strides of one block and more (a
+    /// read past the end kills the test process). The digests are checked too.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    pub(crate) fn check_no_overread(entry: StridedFn, width: usize, groups: usize) {
+        let lanes = width * groups;
+        for stride in [64, 64 * 3 + 13, 4096] {
+            for nblocks in 1..=9 {
+                let len = (nblocks - 1) * stride + 64;
+                let maps: Vec<Guarded> = (0..lanes).map(|l| Guarded::new(len, l as u8)).collect();
+                let views: Vec<&[u8]> = maps.iter().map(Guarded::bytes).collect();
+                let mut state = vec![0u32; 4 * lanes];
+                entry(&mut state, &views, nblocks, stride);
+                let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
+                for (l, view) in views.iter().enumerate() {
+                    let mut s = [0u32; 4];
+                    for b in 0..nblocks {
+                        let block: [u8; 64] = view[b * stride..][..64].try_into().unwrap();
+                        portable::compress(&mut s, &[block]);
+                    }
+                    let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
+                    assert_eq!(got, s, "lane {l}, {nblocks} blocks, stride {stride}");
+                }
+            }
+        }
+    }
+
     /// A hand-scheduled kernel ends with `vzeroupper`: after each entry (one per group
     /// count, `width` lanes a group), the processor must report the upper halves of the
     /// vector registers as unused (XINUSE bit 2, read with `xgetbv` and ECX = 1 where
