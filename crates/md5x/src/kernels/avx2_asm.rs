@@ -81,8 +81,8 @@
 //! 6-11% from memory).
 //!
 //! Everything here is checked against the portable kernel by `avx2.rs`'s tests, both
-//! runs, with and without the prefetch, at 1 to 8 blocks and strides of one block and
-//! more.
+//! loops, with and without the prefetch, at 1 to 9 blocks, strides of one block and
+//! more, and lanes that end at an unreadable page.
 
 /// The register holding word `$w` (0..3, that is a, b, c, d at a quad's start) of group
 /// `$g`.

@@ -58,13 +58,14 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
+    use super::super::avx512_asm::run::BY_LENGTH;
     use super::super::lanes::{
         self, by_groups, ternlog_round_functions, Lane, LaneKernel, StridedFn,
     };
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
-        lane_kernel(groups, by_groups!(groups, strided_asm)?)
+        lane_kernel(groups, by_groups!(groups, strided_asm, BY_LENGTH)?)
     }
 
     pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
@@ -84,8 +85,9 @@ mod imp {
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks
-    /// AVX512F and the arguments, then runs it.
-    pub(super) fn strided_asm<const G: usize>(
+    /// AVX512F and the arguments, then runs it (`RUN`: which loop, see
+    /// `avx512_asm::run`).
+    pub(super) fn strided_asm<const G: usize, const RUN: u8>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
@@ -100,7 +102,9 @@ mod imp {
         // SAFETY: the CPU has AVX512F, `G` is 1 to 3, `state` is `64 * G` words, and
         // the `16 * G` lanes each hold at least `(nblocks - 1) * stride + 64` bytes (all
         // checked above).
-        unsafe { super::super::avx512_asm::compress::<G>(state, &ptrs[..16 * G], nblocks, stride) }
+        unsafe {
+            super::super::avx512_asm::compress::<G, RUN>(state, &ptrs[..16 * G], nblocks, stride)
+        }
     }
 
     /// Safe entry: checks AVX512F (a cached flag), then runs the kernel
@@ -250,6 +254,7 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
+        use super::super::super::avx512_asm::run::{BY_LENGTH, DIRECT, PIPED};
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided,
@@ -268,9 +273,13 @@ mod imp {
                     check(|s, l, n| k.compress(s, l, n), 16, k.lanes, 3, 20 + g as u64);
                     check_strided(k.strided, 16, k.lanes, 3, 70 + g as u64);
                 }
+                // The hand-scheduled kernel's direct and piped loops each at every
+                // length, not only where `PIPED_FROM` sends them.
                 let variants = [
                     by_groups!(g, strided).unwrap(),
-                    by_groups!(g, strided_asm).unwrap(),
+                    by_groups!(g, strided_asm, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_asm, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, PIPED).unwrap(),
                 ];
                 check_variants(&variants, 16, g, 200);
             }
@@ -284,7 +293,8 @@ mod imp {
             }
             for g in 1..=3 {
                 check_no_overread(by_groups!(g, strided).unwrap(), 16, g);
-                check_no_overread(by_groups!(g, strided_asm).unwrap(), 16, g);
+                check_no_overread(by_groups!(g, strided_asm, DIRECT).unwrap(), 16, g);
+                check_no_overread(by_groups!(g, strided_asm, PIPED).unwrap(), 16, g);
             }
         }
 
@@ -294,8 +304,13 @@ mod imp {
                 eprintln!("AVX-512 not available: avx512 lane kernels not tested");
                 return;
             }
-            let entries = [1, 2, 3].map(|g| by_groups!(g, strided_asm).unwrap());
-            check_upper_halves_clean(&entries, 16);
+            for run in [DIRECT, PIPED] {
+                let entries = [1, 2, 3].map(|g| match run {
+                    DIRECT => by_groups!(g, strided_asm, DIRECT).unwrap(),
+                    _ => by_groups!(g, strided_asm, PIPED).unwrap(),
+                });
+                check_upper_halves_clean(&entries, 16);
+            }
         }
 
         #[test]
@@ -304,7 +319,8 @@ mod imp {
                 eprintln!("AVX-512 not available: avx512 lane kernels not tested");
                 return;
             }
-            check_refuses_bad_arguments(strided_asm::<3>, 16);
+            check_refuses_bad_arguments(strided_asm::<3, DIRECT>, 16);
+            check_refuses_bad_arguments(strided_asm::<3, PIPED>, 16);
         }
     }
 }

@@ -36,8 +36,30 @@
 //! L1 set, and a burst of 48 prefetches into its 12 ways evicted itself (1 MiB messages
 //! from memory: 2.76 bytes/cycle with the burst, 3.83-3.88 spread out).
 //!
+//! Where a block's rows come from, two kinds of run (as in `avx2_asm.rs`, where the
+//! idea was first measured):
+//!
+//! - **direct** (runs shorter than [`PIPED_FROM`] blocks): loaded from the lanes at the
+//!   start of the block;
+//! - **piped** (longer runs): loaded from a line scratch (64 bytes a lane) that the
+//!   previous block filled: beside each prefetch, each quad copies its lanes' next
+//!   blocks there (through `zmm19`), so the loads from the lanes have a whole block's
+//!   steps to arrive. A prologue copies the first block; after the last block the
+//!   copies read it again (the offset stays put), so nothing past a lane's last block
+//!   is read.
+//!
+//! Even spread out, the aliasing above cost the direct loop 15-25% on Zen 4 (AMD EPYC
+//! family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx512 many_report`, 3 groups,
+//! bytes/cycle, direct -> piped): 96 messages of 8 KiB end to end (in L2) 3.19-3.27 ->
+//! 3.59-3.77, of 1 MiB 2.73-2.78 -> 3.22-3.39; from memory, 16,384 of 4 KiB 2.45-2.47 ->
+//! 3.04-3.05, of 8 KiB 2.63-2.64 -> 3.25-3.29, 128 of 1 MiB 2.89-2.91 -> 3.32-3.37. With
+//! 64 bytes between messages (no aliasing) both ran 3.55-3.79 at 8 KiB; 64-byte to
+//! 1 KiB messages from memory were level (they run direct). Not yet measured on Zen 5
+//! or Intel.
+//!
 //! Everything here is checked against the portable kernel by `avx512.rs`' tests, at 1,
-//! 2 and 3 groups, 1 to 8 blocks, and strides of one block and more.
+//! 2 and 3 groups, both loops at 1 to 9 blocks, strides of one block and more, and
+//! lanes that end at an unreadable page.
 
 /// The register holding word `$w` (0..3, that is a, b, c, d at a quad's start) of group
 /// `$g`.
@@ -85,13 +107,15 @@ macro_rules! steps {
 }
 
 /// Four steps of a round (message words `$w0..$w3`, rotations `$s0..$s3`) of every
-/// group in `$gs` (`$ng` of them), after their share of the prefetches; the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)`
-/// from step to step.
+/// group in `$gs` (`$ng` of them), after the quad's share of the prefetches (a direct
+/// run, `$each` = `prefetch`) or of the copies with their prefetches (a piped one,
+/// `copy`); the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)` from step
+/// to step.
 macro_rules! quad {
-    ($gs:tt, $ng:literal, $r:ident, $i:literal, $w0:literal, $w1:literal, $w2:literal, $w3:literal,
-     $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
+    ($gs:tt, $ng:literal, $each:ident, $r:ident, $i:literal, $w0:literal, $w1:literal,
+     $w2:literal, $w3:literal, $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
         concat!(
-            prefetch!($gs, $ng, $i),
+            $each!($gs, $ng, $i),
             steps!($gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
             steps!($gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
             steps!($gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
@@ -111,14 +135,18 @@ macro_rules! op3 {
     };
 }
 
-/// Lane `16g + l`'s current block into `zmm$l`.
+/// Lane `16g + l`'s current block into `zmm$l`: from the lane at `{off}` (`direct`) or
+/// from its copy in the line scratch (`piped`).
 #[rustfmt::skip]
 macro_rules! load_row {
-    ($g:literal, $l:literal) => {
+    (direct, $g:literal, $l:literal) => {
         concat!(
             "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+", $l, ")]\n",
             "vmovdqu32 zmm", $l, ", zmmword ptr [{p} + {off}]\n",
         )
+    };
+    (piped, $g:literal, $l:literal) => {
+        concat!("vmovdqa32 zmm", $l, ", zmmword ptr [{msg} + {lines} + 64*(16*", $g, "+", $l, ")]\n")
     };
 }
 
@@ -180,12 +208,14 @@ macro_rules! store_word {
 /// lane `l` to lane `l` of row `16g + w`.
 #[rustfmt::skip]
 macro_rules! transpose {
-    ($g:literal) => {
+    ($from:ident, $g:literal) => {
         concat!(
-            load_row!($g, 0), load_row!($g, 1), load_row!($g, 2), load_row!($g, 3),
-            load_row!($g, 4), load_row!($g, 5), load_row!($g, 6), load_row!($g, 7),
-            load_row!($g, 8), load_row!($g, 9), load_row!($g, 10), load_row!($g, 11),
-            load_row!($g, 12), load_row!($g, 13), load_row!($g, 14), load_row!($g, 15),
+            load_row!($from, $g, 0), load_row!($from, $g, 1), load_row!($from, $g, 2),
+            load_row!($from, $g, 3), load_row!($from, $g, 4), load_row!($from, $g, 5),
+            load_row!($from, $g, 6), load_row!($from, $g, 7), load_row!($from, $g, 8),
+            load_row!($from, $g, 9), load_row!($from, $g, 10), load_row!($from, $g, 11),
+            load_row!($from, $g, 12), load_row!($from, $g, 13), load_row!($from, $g, 14),
+            load_row!($from, $g, 15),
             // t[j] in zmm(16 + j): rows 2p and 2p + 1 interleaved (low and high pairs).
             unpack_words!(16, 17, 0, 1), unpack_words!(18, 19, 2, 3),
             unpack_words!(20, 21, 4, 5), unpack_words!(22, 23, 6, 7),
@@ -214,6 +244,47 @@ macro_rules! prefetch {
             "mov {p}, qword ptr [{lp} + 8*((", $i, "/4)*", $ng, " + ", $j, ")]\n",
             "prefetcht0 byte ptr [{p} + {pf}]\n",
         )+)
+    };
+}
+
+/// The same lanes as `prefetch!`, for a piped run: each lane's block at `{off}` (the
+/// next one) copied to its line in the line scratch (through `zmm19`), then its data
+/// `{pf}` bytes ahead prefetched.
+#[rustfmt::skip]
+macro_rules! copy {
+    ([$($j:tt),+], $ng:literal, $i:literal) => {
+        concat!($(
+            "mov {p}, qword ptr [{lp} + 8*((", $i, "/4)*", $ng, " + ", $j, ")]\n",
+            "vmovdqu32 zmm19, zmmword ptr [{p} + {off}]\n",
+            "vmovdqa32 zmmword ptr [{msg} + {lines} + 64*((", $i, "/4)*", $ng, " + ", $j, ")], zmm19\n",
+            "prefetcht0 byte ptr [{p} + {pf}]\n",
+        )+)
+    };
+}
+
+/// Copy the blocks at `{off}` of the 16 lanes of each group in `[$g, ...]` to the line
+/// scratch (a piped run's prologue).
+#[rustfmt::skip]
+macro_rules! copy_lines {
+    ([$($g:tt),+]) => {
+        concat!($(
+            copy_line!($g, 0), copy_line!($g, 1), copy_line!($g, 2), copy_line!($g, 3),
+            copy_line!($g, 4), copy_line!($g, 5), copy_line!($g, 6), copy_line!($g, 7),
+            copy_line!($g, 8), copy_line!($g, 9), copy_line!($g, 10), copy_line!($g, 11),
+            copy_line!($g, 12), copy_line!($g, 13), copy_line!($g, 14), copy_line!($g, 15),
+        )+)
+    };
+}
+
+/// Copy lane `16g + l`'s block at `{off}` to its line in the line scratch.
+#[rustfmt::skip]
+macro_rules! copy_line {
+    ($g:literal, $l:literal) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+", $l, ")]\n",
+            "vmovdqu32 zmm19, zmmword ptr [{p} + {off}]\n",
+            "vmovdqa32 zmmword ptr [{msg} + {lines} + 64*(16*", $g, "+", $l, ")], zmm19\n",
+        )
     };
 }
 
@@ -247,15 +318,38 @@ macro_rules! add_store {
     };
 }
 
-/// One block of every group in `[$g, ...]` (`$ng` of them): the transposition, the 64
-/// steps (with the prefetches), the state updated.
-macro_rules! block {
-    ([$($g:tt),+], $ng:literal) => {
+/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them), direct or
+/// piped (see the module's docs).
+macro_rules! blocks {
+    (direct, [$($g:tt),+], $ng:literal) => {
         concat!(
-            $(transpose!($g),)+
+            "/* no line scratch (at {lines}) in a direct run */\n",
+            "2:\n",
+            $(transpose!(direct, $g),)+
             $(state_rows!(load, $g),)+
-            md5_quads!(quad!([$($g),+], $ng)),
+            md5_quads!(quad!([$($g),+], $ng, prefetch)),
             $(state_rows!(add_store, $g),)+
+            "add {off}, {stride}\n",
+            "add {pf}, {stride}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+    (piped, [$($g:tt),+], $ng:literal) => {
+        concat!(
+            copy_lines!([$($g),+]),
+            "2:\n",
+            $(transpose!(piped, $g),)+
+            $(state_rows!(load, $g),)+
+            // The copies' block: the next one, or this one again after the last.
+            "cmp {n}, 1\n",
+            "lea {p}, [{off} + {stride}]\n",
+            "cmovne {off}, {p}\n",
+            md5_quads!(quad!([$($g),+], $ng, copy)),
+            $(state_rows!(add_store, $g),)+
+            "add {pf}, {stride}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
         )
     };
 }
@@ -268,16 +362,37 @@ struct Rows<const N: usize>([[u32; 16]; N]);
 /// 48 messages, 3 groups): 2 and 4 level at 8 KiB, 4 ahead by 2-4% at 1 MiB; 1 lost 4%.
 const AHEAD: usize = 4;
 
+/// Byte offset of the line scratch in the scratch area (`{lines}` in the assembly),
+/// after the 48 rows of transposed words.
+const LINES_AT: usize = 48 * 64;
+
+/// The shortest run (in blocks) that `compress` hands to the piped loop; shorter ones
+/// run direct. AVX2's threshold (`avx2_asm::PIPED_FROM`), where short runs lost with
+/// the piped loop; the same measured level here at 1 KiB (16 blocks) from memory.
+pub(crate) const PIPED_FROM: usize = 16;
+
+/// Which loop `compress` runs: chosen by the run's length ([`PIPED_FROM`]), or forced
+/// (for tests that run both loops at every length).
+pub(crate) mod run {
+    /// Piped from [`super::PIPED_FROM`] blocks on, direct below.
+    pub(crate) const BY_LENGTH: u8 = 0;
+    /// Always direct.
+    pub(crate) const DIRECT: u8 = 1;
+    /// Always piped.
+    pub(crate) const PIPED: u8 = 2;
+}
+
 /// Compress `nblocks` blocks of `16 * G` lanes (`G` groups of 16, 1 to 3; state layout
 /// as `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; each
-/// lane's block [`AHEAD`] blocks on is prefetched into L1 as the steps run.
+/// lane's block [`AHEAD`] blocks on is prefetched into L1 as the steps run. `RUN` picks
+/// the loop (see [`run`]).
 ///
 /// # Safety
 ///
 /// The CPU has AVX512F; `G` is 1 to 3; `state` is `64 * G` words; `lanes` has `16 * G`
 /// pointers, each valid for reads of `(nblocks - 1) * stride + 64` bytes.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn compress<const G: usize>(
+pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
     state: &mut [u32],
     lanes: &[*const u8],
     nblocks: usize,
@@ -287,21 +402,28 @@ pub(crate) unsafe fn compress<const G: usize>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 64 * G && lanes.len() == 16 * G);
-    // Written before they are read, every block.
-    let mut msg = core::mem::MaybeUninit::<Rows<64>>::uninit();
+    let piped = match RUN {
+        run::DIRECT => false,
+        run::PIPED => true,
+        _ => nblocks >= PIPED_FROM,
+    };
+    // The transposed message words (16 rows a group), then the line scratch (64 bytes
+    // a lane, at `LINES_AT`): each written before it is read.
+    let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 64 + 48 }>>::uninit();
     // The prefetches' offset from each lane's start: `AHEAD` blocks past the block
     // being hashed. Prefetches cannot fault, so those past the end of a lane are
     // harmless.
     let pf = stride.wrapping_mul(AHEAD);
     macro_rules! run {
         ($gs:tt, $ng:literal) => {
+            match piped {
+                false => run!(blocks!(direct, $gs, $ng)),
+                true => run!(blocks!(piped, $gs, $ng)),
+            }
+        };
+        ($code:expr) => {
             core::arch::asm!(
-                "2:",
-                block!($gs, $ng),
-                "add {off}, {stride}",
-                "add {pf}, {stride}",
-                "dec {n}",
-                "jnz 2b",
+                $code,
                 // Clean upper halves before any SSE code runs (LLVM adds this after its
                 // own wide code, not after `asm!`).
                 "vzeroupper",
@@ -313,6 +435,7 @@ pub(crate) unsafe fn compress<const G: usize>(
                 tg = const super::lanes::TERNLOG_G,
                 th = const super::lanes::TERNLOG_H,
                 ti = const super::lanes::TERNLOG_NOT_I,
+                lines = const LINES_AT,
                 stride = in(reg) stride,
                 n = inout(reg) nblocks => _,
                 off = inout(reg) 0usize => _,
@@ -332,10 +455,14 @@ pub(crate) unsafe fn compress<const G: usize>(
     }
     // SAFETY: the caller guarantees AVX512F, and for `G` groups a state of `64 * G`
     // words and `16 * G` lanes whose blocks are readable at `off = b * stride` for
-    // `b < nblocks`. The loop runs `nblocks` (> 0) times, reads 64 bytes at each of the
-    // `16 * G` lanes' `off` (and prefetches, which never fault), writes only the state's
-    // `4 * G` rows and `msg`'s first `16 * G` rows (64-byte aligned, as `vmovdqa32`
-    // needs), reads `STEP_K`, and clobbers only the registers named.
+    // `b < nblocks`. Either loop runs `nblocks` (> 0) times and reads the lanes only at
+    // such offsets: the direct one at `off` of the block it hashes; the piped one at 0
+    // (its prologue) and then at `off` of the next block, which stays at the last
+    // block's offset once no block follows (`cmp n, 1` before the steps). Both read 64
+    // bytes a lane there (and prefetch, which never faults), write only the state's
+    // `4 * G` rows and `msg` (rows of transposed words at 0, the line scratch at
+    // `LINES_AT`; 64-byte aligned, as `vmovdqa32` needs), read `STEP_K`, and clobber
+    // only the registers named.
     unsafe {
         match G {
             1 => run!([0], 1),
