@@ -278,10 +278,11 @@ impl Backend {
     }
 
     /// [`Self::lane_kernel_groups`] through the generic lane algorithm (`lanes.rs` over
-    /// the ISA's primitives), where a hand-scheduled kernel is the default (AVX2,
+    /// the ISA's primitives), where a hand-scheduled kernel is the default (SSE2, AVX2,
     /// AVX-512); the same kernel elsewhere.
     pub(crate) fn lane_kernel_generic(self, groups: usize) -> Option<kernels::lanes::LaneKernel> {
         match self {
+            Backend::Sse2 => kernels::sse2::kernel_generic(groups),
             Backend::Avx2 => kernels::avx2::kernel_generic(groups),
             Backend::Avx512 => kernels::avx512::kernel_generic(groups),
             _ => self.lane_kernel_groups(groups),
@@ -289,10 +290,10 @@ impl Backend {
     }
 
     /// Whether this backend's lane kernels are hand-scheduled rather than the generic
-    /// lane algorithm (AVX2's and AVX-512's, `kernels/avx2_asm.rs` and
-    /// `kernels/avx512_asm.rs`).
+    /// lane algorithm (SSE2's, AVX2's and AVX-512's: `kernels/sse2_asm.rs`,
+    /// `kernels/avx2_asm.rs` and `kernels/avx512_asm.rs`).
     pub(crate) fn hand_scheduled_lanes(self) -> bool {
-        matches!(self, Backend::Avx2 | Backend::Avx512)
+        matches!(self, Backend::Sse2 | Backend::Avx2 | Backend::Avx512)
     }
 
     const fn code(self) -> u8 {

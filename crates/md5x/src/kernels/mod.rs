@@ -46,6 +46,8 @@ pub(crate) mod lanes;
 pub(crate) mod neon;
 pub(crate) mod portable;
 pub(crate) mod sse2;
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod sse2_asm;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
 
