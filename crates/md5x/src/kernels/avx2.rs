@@ -58,8 +58,8 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
-    use super::super::avx2_asm::run::BY_LENGTH;
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
+    use super::super::run::BY_LENGTH;
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -114,7 +114,7 @@ mod imp {
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks AVX2
-    /// and the arguments, then runs it (`RUN`: which loop, see `avx2_asm::run`).
+    /// and the arguments, then runs it (`RUN`: which loop, see `kernels::run`).
     pub(super) fn strided_asm<const G: usize, const PREFETCH: bool, const RUN: u8>(
         state: &mut [u32],
         lanes: &[&[u8]],
@@ -287,12 +287,12 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::avx2_asm::run::{BY_LENGTH, DIRECT, PIPED};
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided,
             check_upper_halves_clean, check_variants,
         };
+        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
         use super::{strided, strided_asm};
 
         #[test]

@@ -39,7 +39,7 @@
 //!
 //! Where the transposition reads its 16-byte quarters from, two kinds of run:
 //!
-//! - **direct** (runs shorter than [`PIPED_FROM`] blocks): straight from the lanes'
+//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): straight from the lanes'
 //!   data, each lane's 64-byte line visited once per quarter.
 //! - **piped** (longer runs): from a line scratch (64 bytes a lane) that the previous
 //!   block filled. While a block's steps run, each quad copies a few 32-byte halves of
@@ -69,7 +69,7 @@
 //!
 //! Short runs pay for the prologue and the copies without the gain (and from memory,
 //! their first blocks' misses, spread over the quads, no longer overlap): hence
-//! [`PIPED_FROM`]. Also tried: copying every lane's line at the start of the block
+//! `kernels::run::PIPED_FROM`. Also tried: copying every lane's line at the start of the block
 //! instead of spread over the quads (8 KiB in L2: 2.16), a burst of prefetches at the
 //! block's start instead of one beside each copy (1 KiB from memory: 0.99 against
 //! 1.07), and, in the direct run, visiting the lines quarter by quarter across all
@@ -443,27 +443,10 @@ static ROT16: Rows<1> = Rows([[
     0x0d0c_0f0e,
 ]]);
 
-/// The shortest run (in blocks) that `compress` hands to the piped loop; shorter ones
-/// run direct. Measured on Zen 4 (`many_report`, 3 groups, see the module's docs):
-/// from memory, 8-block runs lost 18% piped, 16-block runs were level, 32-block runs
-/// gained 40%; in cache, runs of 4 or fewer lost 5-15%.
-pub(crate) const PIPED_FROM: usize = 16;
-
-/// Which loop `compress` runs: chosen by the run's length ([`PIPED_FROM`]), or forced
-/// (for tests that run both loops at every length).
-pub(crate) mod run {
-    /// Piped from [`super::PIPED_FROM`] blocks on, direct below.
-    pub(crate) const BY_LENGTH: u8 = 0;
-    /// Always direct.
-    pub(crate) const DIRECT: u8 = 1;
-    /// Always piped.
-    pub(crate) const PIPED: u8 = 2;
-}
-
 /// Compress `nblocks` blocks of `8 * G` lanes (`G` groups of 8, 1 to 3; state layout as
 /// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; with
 /// `PREFETCH`, each lane's block 4 ahead is prefetched into L1. `RUN` picks the loop
-/// (see [`run`]).
+/// (see `kernels::run`).
 ///
 /// # Safety
 ///
@@ -480,11 +463,7 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 32 * G && lanes.len() == 8 * G);
-    let piped = match RUN {
-        run::DIRECT => false,
-        run::PIPED => true,
-        _ => nblocks >= PIPED_FROM,
-    };
+    let piped = super::run::piped(RUN, nblocks);
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`): each written before it is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 32 + 48 }>>::uninit();

@@ -58,10 +58,10 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
-    use super::super::avx512_asm::run::BY_LENGTH;
     use super::super::lanes::{
         self, by_groups, ternlog_round_functions, Lane, LaneKernel, StridedFn,
     };
+    use super::super::run::BY_LENGTH;
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -254,12 +254,12 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::avx512_asm::run::{BY_LENGTH, DIRECT, PIPED};
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided,
             check_upper_halves_clean, check_variants,
         };
+        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
         use super::{strided, strided_asm};
 
         #[test]

@@ -39,7 +39,7 @@
 //! Where a block's rows come from, two kinds of run (as in `avx2_asm.rs`, where the
 //! idea was first measured):
 //!
-//! - **direct** (runs shorter than [`PIPED_FROM`] blocks): loaded from the lanes at the
+//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): loaded from the lanes at the
 //!   start of the block;
 //! - **piped** (longer runs): loaded from a line scratch (64 bytes a lane) that the
 //!   previous block filled: beside each prefetch, each quad copies its lanes' next
@@ -366,26 +366,10 @@ const AHEAD: usize = 4;
 /// after the 48 rows of transposed words.
 const LINES_AT: usize = 48 * 64;
 
-/// The shortest run (in blocks) that `compress` hands to the piped loop; shorter ones
-/// run direct. AVX2's threshold (`avx2_asm::PIPED_FROM`), where short runs lost with
-/// the piped loop; the same measured level here at 1 KiB (16 blocks) from memory.
-pub(crate) const PIPED_FROM: usize = 16;
-
-/// Which loop `compress` runs: chosen by the run's length ([`PIPED_FROM`]), or forced
-/// (for tests that run both loops at every length).
-pub(crate) mod run {
-    /// Piped from [`super::PIPED_FROM`] blocks on, direct below.
-    pub(crate) const BY_LENGTH: u8 = 0;
-    /// Always direct.
-    pub(crate) const DIRECT: u8 = 1;
-    /// Always piped.
-    pub(crate) const PIPED: u8 = 2;
-}
-
 /// Compress `nblocks` blocks of `16 * G` lanes (`G` groups of 16, 1 to 3; state layout
 /// as `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; each
 /// lane's block [`AHEAD`] blocks on is prefetched into L1 as the steps run. `RUN` picks
-/// the loop (see [`run`]).
+/// the loop (see `kernels::run`).
 ///
 /// # Safety
 ///
@@ -402,11 +386,7 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 64 * G && lanes.len() == 16 * G);
-    let piped = match RUN {
-        run::DIRECT => false,
-        run::PIPED => true,
-        _ => nblocks >= PIPED_FROM,
-    };
+    let piped = super::run::piped(RUN, nblocks);
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`): each written before it is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 64 + 48 }>>::uninit();

@@ -33,6 +33,37 @@ macro_rules! md5_quads {
     };
 }
 
+/// Which loop a hand-scheduled lane kernel (`sse2_asm.rs`, `avx2_asm.rs`,
+/// `avx512_asm.rs`) runs: *direct*, which reads each block's data from the lanes at the
+/// block's start, or *piped*, which copies the next block's data into a line scratch
+/// while the steps run (see `avx2_asm.rs`). Chosen by the run's length, or forced (for
+/// tests that run both loops at every length).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) mod run {
+    /// Piped from [`PIPED_FROM`] blocks on, direct below.
+    pub(crate) const BY_LENGTH: u8 = 0;
+    /// Always direct.
+    pub(crate) const DIRECT: u8 = 1;
+    /// Always piped.
+    pub(crate) const PIPED: u8 = 2;
+
+    /// The shortest run (in blocks) that goes to the piped loop; shorter ones run
+    /// direct. Measured on Zen 4 with AVX2 (`many_report`, 3 groups, see
+    /// `avx2_asm.rs`): from memory, 8-block runs lost 18% piped, 16-block runs were
+    /// level, 32-block runs gained 40%; in cache, runs of 4 or fewer lost 5-15%. The
+    /// AVX-512 and SSE2 kernels were level at 16 blocks too.
+    pub(crate) const PIPED_FROM: usize = 16;
+
+    /// Whether a run of `nblocks` blocks takes the piped loop under `run`.
+    pub(crate) const fn piped(run: u8, nblocks: usize) -> bool {
+        match run {
+            DIRECT => false,
+            PIPED => true,
+            _ => nblocks >= PIPED_FROM,
+        }
+    }
+}
+
 pub(crate) mod avx2;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx2_asm;

@@ -43,7 +43,7 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
-    use super::super::sse2_asm::run::BY_LENGTH;
+    use super::super::run::BY_LENGTH;
     use core::arch::x86_64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -67,7 +67,7 @@ mod imp {
     }
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks the
-    /// arguments, then runs it (`RUN`: which loop, see `sse2_asm::run`).
+    /// arguments, then runs it (`RUN`: which loop, see `kernels::run`).
     pub(super) fn strided_asm<const G: usize, const RUN: u8>(
         state: &mut [u32],
         lanes: &[&[u8]],
@@ -188,7 +188,7 @@ mod imp {
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided, check_variants,
         };
-        use super::super::super::sse2_asm::run::{BY_LENGTH, DIRECT, PIPED};
+        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
         use super::{strided, strided_asm};
 
         #[test]

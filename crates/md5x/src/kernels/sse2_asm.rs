@@ -21,7 +21,7 @@
 //!
 //! Each block's rows come from a 4x4 transposition per 16-byte quarter and group
 //! (four loads, eight unpacks), read from the lanes (a **direct** run, shorter than
-//! [`PIPED_FROM`] blocks) or from a line scratch that the previous block's quads filled
+//! `kernels::run::PIPED_FROM` blocks) or from a line scratch that the previous block's quads filled
 //! with the lanes' next blocks, 16 bytes at a time (a **piped** run; a prologue copies
 //! the first block, and after the last block the copies read it again, so nothing past
 //! a lane's last block is read). No prefetch: the generic SSE2 kernel measured none
@@ -344,24 +344,9 @@ static K_ROWS: Rows<64> = {
 /// after the 48 rows of transposed words.
 const LINES_AT: usize = 48 * 16;
 
-/// The shortest run (in blocks) that `compress` hands to the piped loop; shorter ones
-/// run direct (AVX2's threshold, `avx2_asm::PIPED_FROM`).
-pub(crate) const PIPED_FROM: usize = 16;
-
-/// Which loop `compress` runs: chosen by the run's length ([`PIPED_FROM`]), or forced
-/// (for tests that run both loops at every length).
-pub(crate) mod run {
-    /// Piped from [`super::PIPED_FROM`] blocks on, direct below.
-    pub(crate) const BY_LENGTH: u8 = 0;
-    /// Always direct.
-    pub(crate) const DIRECT: u8 = 1;
-    /// Always piped.
-    pub(crate) const PIPED: u8 = 2;
-}
-
 /// Compress `nblocks` blocks of `4 * G` lanes (`G` groups of 4, 1 to 3; state layout as
 /// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`. `RUN` picks
-/// the loop (see [`run`]).
+/// the loop (see `kernels::run`).
 ///
 /// # Safety
 ///
@@ -377,11 +362,7 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 16 * G && lanes.len() == 4 * G);
-    let piped = match RUN {
-        run::DIRECT => false,
-        run::PIPED => true,
-        _ => nblocks >= PIPED_FROM,
-    };
+    let piped = super::run::piped(RUN, nblocks);
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`): each written before it is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 16 + 48 }>>::uninit();
