@@ -22,9 +22,10 @@ use super::lanes::LaneKernel;
 /// (`docs/performance.md`, Zen 3). The groups now run the hand-scheduled kernel in
 /// `avx2_asm.rs`: 3-11% faster than the generic one on Zen 1; on Zen 4, where its
 /// piped loop (a block's loads spread over the previous block's steps) first ran,
-/// 2.40-2.46 bytes/cycle against 1.94-2.06 at 8 KiB, 2.36-2.40 against 1.82 at 1 MiB
-/// (96 messages end to end, 3 groups). On Zen 1 (family 23, 8 KiB messages, as many as the lanes): 0.89, 1.19 and 1.21
-/// bytes/cycle. With fewer messages, `hash_many` picks fewer groups.
+/// 2.40-2.46 bytes/cycle against 1.94-2.06 at 8 KiB, 2.36-2.40 against 1.84-1.85 at 1 MiB
+/// (96 messages end to end, 3 groups). On Zen 1 (family 23, 8 KiB messages, as many
+/// as the lanes): 0.89, 1.19 and 1.21 bytes/cycle. With fewer messages, `hash_many`
+/// picks fewer groups.
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the

@@ -39,8 +39,8 @@
 //!
 //! Where the transposition reads its 16-byte quarters from, two kinds of run:
 //!
-//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): straight from the lanes'
-//!   data, each lane's 64-byte line visited once per quarter.
+//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): straight from
+//!   the lanes' data, each lane's 64-byte line visited once per quarter.
 //! - **piped** (longer runs): from a line scratch (64 bytes a lane) that the previous
 //!   block filled. While a block's steps run, each quad copies a few 32-byte halves of
 //!   the lanes' next blocks there (and prefetches those lanes' data further ahead), so
@@ -69,11 +69,12 @@
 //!
 //! Short runs pay for the prologue and the copies without the gain (and from memory,
 //! their first blocks' misses, spread over the quads, no longer overlap): hence
-//! `kernels::run::PIPED_FROM`. Also tried: copying every lane's line at the start of the block
-//! instead of spread over the quads (8 KiB in L2: 2.16), a burst of prefetches at the
-//! block's start instead of one beside each copy (1 KiB from memory: 0.99 against
-//! 1.07), and, in the direct run, visiting the lines quarter by quarter across all
-//! groups rather than group by group (1.47 at 8 KiB in L2: the aliasing made visible).
+//! `kernels::run::PIPED_FROM`. Also tried: copying every lane's line at the start of
+//! the block instead of spread over the quads (8 KiB in L2: 2.16), a burst of
+//! prefetches at the block's start instead of one beside each copy (1 KiB from memory:
+//! 0.99 against 1.07), and, in the direct run, visiting the lines quarter by quarter
+//! across all groups rather than group by group (1.47 at 8 KiB in L2: the aliasing made
+//! visible).
 //!
 //! Measured on Zen 1 before the piped run (AMD EPYC family 23 model 1, 2026-11-23), in
 //! the same process as the generic kernel (`many_report`'s `avx2 xG` and `avx2 xG

@@ -39,8 +39,8 @@
 //! Where a block's rows come from, two kinds of run (as in `avx2_asm.rs`, where the
 //! idea was first measured):
 //!
-//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): loaded from the lanes at the
-//!   start of the block;
+//! - **direct** (runs shorter than `kernels::run::PIPED_FROM` blocks): loaded from the
+//!   lanes at the start of the block;
 //! - **piped** (longer runs): loaded from a line scratch (64 bytes a lane) that the
 //!   previous block filled: beside each prefetch, each quad copies its lanes' next
 //!   blocks there (through `zmm19`), so the loads from the lanes have a whole block's

@@ -21,10 +21,10 @@
 //!
 //! Each block's rows come from a 4x4 transposition per 16-byte quarter and group
 //! (four loads, eight unpacks), read from the lanes (a **direct** run, shorter than
-//! `kernels::run::PIPED_FROM` blocks) or from a line scratch that the previous block's quads filled
-//! with the lanes' next blocks, 16 bytes at a time (a **piped** run; a prologue copies
-//! the first block, and after the last block the copies read it again, so nothing past
-//! a lane's last block is read). No prefetch: the generic SSE2 kernel measured none
+//! `kernels::run::PIPED_FROM` blocks) or from a line scratch that the previous block's
+//! quads filled with the lanes' next blocks, 16 bytes at a time (a **piped** run; a
+//! prologue copies the first block, and after the last block the copies read it again,
+//! so nothing past a lane's last block is read). No prefetch: the generic SSE2 kernel measured none
 //! worth having.
 //!
 //! Everything here is checked against the portable kernel by `sse2.rs`' tests, both
