@@ -626,6 +626,42 @@ pub(crate) mod tests {
         }
     }
 
+    /// Run `kernel` over `nblocks` blocks of `views` (block `b` of lane `l` at
+    /// `views[l][b * stride..]`), every lane from its own random state, and compare
+    /// each lane with the scalar kernel over the same blocks; `what` names the case in
+    /// a failure.
+    fn run_against_scalar(
+        kernel: impl Fn(&mut [u32], &[&[u8]], usize),
+        width: usize,
+        views: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+        next: &mut impl FnMut() -> u32,
+        what: &str,
+    ) {
+        let lanes = views.len();
+        let init: Vec<[u32; 4]> = (0..lanes)
+            .map(|_| [next(), next(), next(), next()])
+            .collect();
+        let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
+        let mut state = vec![0u32; 4 * lanes];
+        for (l, s) in init.iter().enumerate() {
+            for (w, &v) in s.iter().enumerate() {
+                state[at(l, w)] = v;
+            }
+        }
+        kernel(&mut state, views, nblocks);
+        for (l, view) in views.iter().enumerate() {
+            let mut s = init[l];
+            for b in 0..nblocks {
+                let block: [u8; 64] = view[b * stride..][..64].try_into().unwrap();
+                portable::compress(&mut s, &[block]);
+            }
+            let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
+            assert_eq!(got, s, "lane {l} of {lanes} (width {width}, {what})");
+        }
+    }
+
     /// Lane `l` hashes `nblocks` blocks of its own bytes from its own random state;
     /// compare every lane with the scalar kernel.
     pub(crate) fn check(
@@ -645,24 +681,15 @@ pub(crate) mod tests {
             .enumerate()
             .map(|(i, d)| &d[1 + 2 * (i % 2)..])
             .collect();
-        let init: Vec<[u32; 4]> = (0..lanes)
-            .map(|_| [next(), next(), next(), next()])
-            .collect();
-        let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
-        let mut state = vec![0u32; 4 * lanes];
-        for (l, s) in init.iter().enumerate() {
-            for (w, &v) in s.iter().enumerate() {
-                state[at(l, w)] = v;
-            }
-        }
-        kernel(&mut state, &views, nblocks);
-        for l in 0..lanes {
-            let mut s = init[l];
-            let (blocks, _) = views[l][..nblocks * 64].as_chunks::<64>();
-            portable::compress(&mut s, blocks);
-            let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
-            assert_eq!(got, s, "lane {l} of {lanes} (width {width})");
-        }
+        run_against_scalar(
+            kernel,
+            width,
+            &views,
+            nblocks,
+            64,
+            &mut next,
+            "consecutive blocks",
+        );
     }
 
     /// The strided entry as MD5-P(K) uses it: lane `l` takes blocks `l`, `l + lanes`,
@@ -681,29 +708,15 @@ pub(crate) mod tests {
                 .map(|_| next() as u8)
                 .collect();
             let views: Vec<&[u8]> = (0..lanes).map(|l| &data[1 + 64 * l..]).collect();
-            let init: Vec<[u32; 4]> = (0..lanes)
-                .map(|_| [next(), next(), next(), next()])
-                .collect();
-            let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
-            let mut state = vec![0u32; 4 * lanes];
-            for (l, s) in init.iter().enumerate() {
-                for (w, &v) in s.iter().enumerate() {
-                    state[at(l, w)] = v;
-                }
-            }
-            kernel(&mut state, &views, nblocks, stride);
-            for l in 0..lanes {
-                let mut s = init[l];
-                for b in 0..nblocks {
-                    let block: [u8; 64] = views[l][b * stride..][..64].try_into().unwrap();
-                    portable::compress(&mut s, &[block]);
-                }
-                let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
-                assert_eq!(
-                    got, s,
-                    "lane {l} of {lanes} (width {width}, stride {stride})"
-                );
-            }
+            run_against_scalar(
+                |s, l, n| kernel(s, l, n, stride),
+                width,
+                &views,
+                nblocks,
+                stride,
+                &mut next,
+                &format!("stride {stride}"),
+            );
         }
     }
 
@@ -822,23 +835,21 @@ pub(crate) mod tests {
     #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
     pub(crate) fn check_no_overread(entry: StridedFn, width: usize, groups: usize) {
         let lanes = width * groups;
+        let mut next = xorshift(groups as u64);
         for stride in [64, 64 * 3 + 13, 4096] {
             for nblocks in 1..=9 {
                 let len = (nblocks - 1) * stride + 64;
                 let maps: Vec<Guarded> = (0..lanes).map(|l| Guarded::new(len, l as u8)).collect();
                 let views: Vec<&[u8]> = maps.iter().map(Guarded::bytes).collect();
-                let mut state = vec![0u32; 4 * lanes];
-                entry(&mut state, &views, nblocks, stride);
-                let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
-                for (l, view) in views.iter().enumerate() {
-                    let mut s = [0u32; 4];
-                    for b in 0..nblocks {
-                        let block: [u8; 64] = view[b * stride..][..64].try_into().unwrap();
-                        portable::compress(&mut s, &[block]);
-                    }
-                    let got: [u32; 4] = core::array::from_fn(|w| state[at(l, w)]);
-                    assert_eq!(got, s, "lane {l}, {nblocks} blocks, stride {stride}");
-                }
+                run_against_scalar(
+                    |s, l, n| entry(s, l, n, stride),
+                    width,
+                    &views,
+                    nblocks,
+                    stride,
+                    &mut next,
+                    &format!("{nblocks} blocks to a guard page, stride {stride}"),
+                );
             }
         }
     }
