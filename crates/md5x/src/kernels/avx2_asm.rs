@@ -405,9 +405,7 @@ macro_rules! blocks {
             )+
             $(state_rows!(load, $g),)+
             // The copies' block: the next one, or this one again after the last.
-            "cmp {n}, 1\n",
-            "lea {p}, [{off} + {stride}]\n",
-            "cmovne {off}, {p}\n",
+            next_copy_offset!(),
             md5_quads!(quad!([$($g),+], $ng, $copy)),
             $(state_rows!(add_store, $g),)+
             "add {pf}, {stride}\n",

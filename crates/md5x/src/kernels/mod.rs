@@ -33,6 +33,22 @@ macro_rules! md5_quads {
     };
 }
 
+/// A piped loop's step from one block to the next, in the assembly of the three
+/// hand-scheduled lane kernels: `{off}`, the offset its copies read, moves to the next
+/// block, or stays on this one when it is the last (`{n}` = 1), so the copies never
+/// read past a lane's last block (their `SAFETY` comments rest on this); `{p}` is
+/// clobbered.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+macro_rules! next_copy_offset {
+    () => {
+        concat!(
+            "cmp {n}, 1\n",
+            "lea {p}, [{off} + {stride}]\n",
+            "cmovne {off}, {p}\n",
+        )
+    };
+}
+
 /// Which loop a hand-scheduled lane kernel (`sse2_asm.rs`, `avx2_asm.rs`,
 /// `avx512_asm.rs`) runs: *direct*, which reads each block's data from the lanes at the
 /// block's start, or *piped*, which copies the next block's data into a line scratch
