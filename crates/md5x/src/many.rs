@@ -423,8 +423,9 @@ impl<'a> Sched<'a> {
 /// The cache lines the job manager asks for (into L2) at the start of each message
 /// that waits for the next refill, while the run before it hashes: a message's first
 /// blocks are read right after its refill, before the hardware prefetchers have seen
-/// its stream, and the lane kernels' own prefetch (AVX2 and AVX-512 on AMD family 25)
-/// reaches 4 blocks ahead of the block they hash, so only from the fifth block on.
+/// its stream, and the lane kernels' own prefetches, where they have them (AVX2 on AMD
+/// family 25, AVX-512), reach a few blocks past the block they hash: 4 for AVX2, so
+/// a message's first 4 blocks were never prefetched.
 ///
 /// Measured on Zen 4 (AMD EPYC family 25 model 17, 2026-11-25; `many_report`'s
 /// default rows, messages end to end, 128 MiB of them, so from memory), bytes/cycle
