@@ -804,18 +804,21 @@ mod tests {
             let (start, len) = (order.start, order.len);
             assert_eq!(start, p);
             assert_eq!(order.long, p / ORDER_WINDOW != 1, "window at {p}");
-            let peeked: Vec<Option<usize>> = (0..m.len()).map(|q| order.peek(q)).collect();
+            // The window and a few positions either side (Miri runs this test too).
+            let around = start.saturating_sub(3)..(start + len + 3).min(m.len());
+            let peeked: Vec<(usize, Option<usize>)> = around.map(|q| (q, order.peek(q))).collect();
             assert_eq!(
                 (order.start, order.len),
                 (start, len),
                 "peek moved the window"
             );
-            assert_eq!(peeked[p], Some(first));
-            for (q, got) in peeked.iter().enumerate() {
+            for &(q, got) in &peeked {
                 if !(start..start + len).contains(&q) {
-                    assert_eq!(*got, None, "position {q}, window at {start}");
-                } else if q > p {
-                    assert_eq!(*got, Some(order.get(q, &m)), "position {q}");
+                    assert_eq!(got, None, "position {q}, window at {start}");
+                } else if q == p {
+                    assert_eq!(got, Some(first));
+                } else {
+                    assert_eq!(got, Some(order.get(q, &m)), "position {q}");
                 }
             }
             p = start + len;
