@@ -308,18 +308,19 @@ fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]
 /// Lane `job` value of an idle lane.
 const IDLE: usize = usize::MAX;
 
-/// Messages of at most this many bytes go to their lane's two-block buffer whole (with
-/// their padding), and are read there rather than where they lie.
+/// The most bytes a lane's two-block buffer holds with their padding (128, less the
+/// 0x80 byte and the 8-byte length): messages of at most this many bytes go there
+/// whole, and are read there rather than where they lie.
 const SHORT: usize = 119;
 
-/// Copy `tail` (at most 119 bytes) and MD5's padding for a message of `total_len`
+/// Copy `tail` (at most [`SHORT`] bytes) and MD5's padding for a message of `total_len`
 /// bytes into `buf`; returns the number of blocks (1 or 2). The whole buffer is zeroed
 /// first with fixed-size stores, where a `fill` of the gap (its length varies) called
 /// `memset` for every message: 6-15% of `hash_many`'s time on 64-byte messages.
 #[inline]
 fn pad_into(buf: &mut [u8; 128], tail: &[u8], total_len: u64) -> usize {
     let t = tail.len();
-    debug_assert!(t <= 119);
+    debug_assert!(t <= SHORT);
     let nb = if t < 56 { 1 } else { 2 };
     *buf = [0; 128];
     buf[..t].copy_from_slice(tail);
