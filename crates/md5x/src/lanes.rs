@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::hasher::{state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
-use crate::many::MAX_LANES;
+use crate::many::{shape_for, MAX_LANES};
 use crate::{Backend, Digest};
 
 /// Incremental multi-lane MD5: open a [`Slot`] per input with your own token, feed it
@@ -297,7 +297,13 @@ impl<T> Lanes<T> {
                 (&e.buf[..whole], &mut e.state)
             })
             .collect();
-        let used_lanes = hash_jobs(self.kernel.as_ref(), self.backend, &mut jobs);
+        // The group count for this many jobs, as hash_many and the Server choose it
+        // (16 slots on AVX-512's 48 lanes run on one group, not a third of three).
+        let kernel = match self.kernel {
+            Some(_) => shape_for(self.backend, jobs.len()),
+            None => None,
+        };
+        let used_lanes = hash_jobs(kernel.as_ref(), self.backend, &mut jobs);
         drop(jobs);
         for (i, e) in self.entries.iter_mut().enumerate() {
             if !ready(e) {
