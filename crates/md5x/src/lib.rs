@@ -59,7 +59,7 @@ pub use lanes::{Lanes, Slot};
 #[doc(hidden)]
 pub use many::tuning;
 #[cfg(feature = "alloc")]
-pub use many::{hash_many, hash_many_with};
+pub use many::{hash_many, hash_many_with, update_many};
 pub use many::{hash_many_into, hash_many_into_with};
 #[cfg(feature = "rayon")]
 pub use many::{par_hash_many, par_hash_many_into_with};

@@ -59,6 +59,77 @@ pub fn hash_many_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> alloc::
     out
 }
 
+/// Feed `data[i]` to `hashers[i]`, for every `i`, side by side in the vector lanes:
+/// the streaming form of [`hash_many`], for many inputs that arrive a chunk of each at a
+/// time (files read in turn, parts copied out of a buffer that may change). Each
+/// hasher ends as if `hashers[i].update(&data[i])` had run; the whole blocks of every
+/// chunk are hashed where they lie, with only a partial block at either end of a chunk
+/// copied, into its hasher.
+///
+/// [`Lanes`](crate::Lanes) takes chunks one at a time, whenever they come, and copies
+/// them into its slots; this takes a chunk for each hasher at once and copies nothing,
+/// so it runs at [`hash_many`]'s speed when the chunks are a few KiB or more. The lanes
+/// are those of the first hasher's backend (see [`Md5::with_backend`](crate::Md5::with_backend)); the digests are
+/// the same whatever the backends.
+///
+/// ```
+/// let parts: [&[u8]; 3] = [b"hello", &[7; 20_000], b""];
+/// let mut hashers = vec![md5x::Md5::new(); 3];
+/// // Two chunks of each input: the first 1000 bytes, then the rest.
+/// let first: Vec<&[u8]> = parts.iter().map(|p| &p[..p.len().min(1000)]).collect();
+/// let rest: Vec<&[u8]> = parts.iter().map(|p| &p[p.len().min(1000)..]).collect();
+/// md5x::update_many(&mut hashers, &first);
+/// md5x::update_many(&mut hashers, &rest);
+/// for (h, p) in hashers.iter().zip(parts) {
+///     assert_eq!(h.finalize(), md5x::md5(p));
+/// }
+/// ```
+///
+/// # Panics
+///
+/// If `hashers.len() != data.len()`.
+#[cfg(feature = "alloc")]
+pub fn update_many<T: AsRef<[u8]>>(hashers: &mut [crate::Md5], data: &[T]) {
+    assert_eq!(
+        hashers.len(),
+        data.len(),
+        "md5x::update_many: {} hashers for {} inputs",
+        hashers.len(),
+        data.len()
+    );
+    let Some(backend) = hashers.first().map(crate::Md5::backend) else {
+        return;
+    };
+    let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> =
+        alloc::vec::Vec::with_capacity(hashers.len());
+    for (h, d) in hashers.iter_mut().zip(data) {
+        // What `Md5::update` does, with the whole blocks left for the lanes.
+        let mut d = d.as_ref();
+        h.len = h.len.wrapping_add(d.len() as u64);
+        let have = usize::from(h.buf_len);
+        if have > 0 {
+            let take = (64 - have).min(d.len());
+            h.buf[have..have + take].copy_from_slice(&d[..take]);
+            d = &d[take..];
+            if have + take < 64 {
+                h.buf_len = (have + take) as u8;
+                continue;
+            }
+            h.backend
+                .compress(&mut h.state, core::slice::from_ref(&h.buf));
+        }
+        let whole = d.len() / 64 * 64;
+        let (blocks, tail) = d.split_at(whole);
+        h.buf[..tail.len()].copy_from_slice(tail);
+        h.buf_len = tail.len() as u8;
+        if whole > 0 {
+            jobs.push((blocks, &mut h.state));
+        }
+    }
+    let kernel = shape_for(backend, jobs.len());
+    crate::lanes::hash_jobs(kernel.as_ref(), backend, &mut jobs);
+}
+
 /// MD5 of every input into `out` (`out[i]` is the digest of `inputs[i]`), without
 /// allocating, on the process's [`Backend::active`] backend.
 ///

@@ -174,6 +174,88 @@ fn hash_many_default_backend_and_empty() {
     assert_eq!(d[0].to_string(), "900150983cd24fb0d6963f7d28e17f72");
 }
 
+/// `update_many` on every backend: rounds of chunks of random sizes (empty, under a
+/// block, whole blocks, large) from unaligned starts; hashers that start with a partial
+/// block buffered; inputs that end in different rounds (later rounds give them empty
+/// chunks); hashers on other backends than the first one's; counts from 1 to past the
+/// widest lanes.
+#[test]
+fn update_many_random_rounds() {
+    let data = bytes(400_000, 17);
+    let all = common::backends();
+    for_each_backend(|b| {
+        for count in [1, 2, 4, 5, 8, 17, 24, 49, 100] {
+            let mut s = (count as u64 * 7919 + b as u64) | 1;
+            let mut next = move |m: u64| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % m) as usize
+            };
+            let inputs: Vec<&[u8]> = (0..count)
+                .map(|_| {
+                    let start = next(64);
+                    let n = [0, 1, 55, 64, 119, 1000, 8192, 100_000, next(300_000)][next(9)];
+                    &data[start..start + n]
+                })
+                .collect();
+            let mut hashers: Vec<md5x::Md5> = (0..count)
+                .map(|i| match i % 3 {
+                    2 => md5x::Md5::with_backend(all[i % all.len()]),
+                    _ => md5x::Md5::with_backend(b),
+                })
+                .collect();
+            let mut pos = vec![0; count];
+            for (i, h) in hashers.iter_mut().enumerate() {
+                if next(2) == 0 {
+                    pos[i] = next(64).min(inputs[i].len());
+                    h.update(&inputs[i][..pos[i]]);
+                }
+            }
+            while pos.iter().zip(&inputs).any(|(p, m)| *p < m.len()) {
+                let chunks: Vec<&[u8]> = (0..count)
+                    .map(|i| {
+                        let n = match next(4) {
+                            0 => next(65),
+                            1 => 64 * next(40),
+                            2 => next(5000),
+                            _ => next(70_000),
+                        }
+                        .min(inputs[i].len() - pos[i]);
+                        pos[i] += n;
+                        &inputs[i][pos[i] - n..pos[i]]
+                    })
+                    .collect();
+                md5x::update_many(&mut hashers, &chunks);
+            }
+            for (i, h) in hashers.iter().enumerate() {
+                assert_eq!(
+                    <[u8; 16]>::from(h.finalize()),
+                    reference(inputs[i]),
+                    "input {i} of {count} ({} bytes) on {b}",
+                    inputs[i].len()
+                );
+                assert_eq!(h.len(), inputs[i].len() as u64);
+            }
+        }
+    });
+}
+
+#[test]
+#[should_panic(expected = "2 hashers for 1 inputs")]
+fn update_many_length_mismatch_panics() {
+    let mut hashers = vec![md5x::Md5::new(); 2];
+    md5x::update_many(&mut hashers, &[b"x"]);
+}
+
+#[test]
+fn update_many_of_nothing() {
+    md5x::update_many::<&[u8]>(&mut [], &[]);
+    let mut hashers = vec![md5x::Md5::new(); 3];
+    md5x::update_many(&mut hashers, &[b"", b"", b""]);
+    assert!(hashers.iter().all(|h| h.finalize() == md5x::md5(b"")));
+}
+
 /// Feed inputs in random chunks, interleaved across slots, and check every completion.
 fn lanes_random(b: Backend, inputs: &[Vec<u8>], seed: u64) {
     let mut s = seed | 1;
