@@ -45,7 +45,11 @@ def file_digest(fileobj: _BinaryReadable | _BufferedBytes, /) -> md5:
     """
 
 def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
-    """The 16-byte MD5 digest of every buffer, in order (SIMD lanes, threads)."""
+    """The 16-byte MD5 digest of every buffer, in order (SIMD lanes, threads).
+
+    bytes are hashed in place; other buffers are copied out, those over 256 KiB a
+    piece at a time, so memory stays bounded whatever their size.
+    """
 
 @overload
 def hash_files(

@@ -67,6 +67,52 @@ def test_hash_many_mixed_buffer_types_and_iterables():
     assert md5x.hash_many([]) == []
 
 
+CHUNK = 256 << 10  # what md5x copies out of a mutable buffer at a time
+
+
+def test_hash_many_mutable_buffers_over_a_chunk_and_many_small_ones():
+    # Buffers other than bytes over a chunk are hashed a chunk at a time, more of them
+    # than one thread's lanes hold; the smaller ones are copied whole, in batches
+    # (here over 40 MiB of them, more than one batch), all among bytes, in order.
+    sizes = [CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5, MiB + 63, 0, 1, 4097]
+    bufs = []
+    for i in range(150):
+        n = sizes[i % len(sizes)] if i % 5 else RNG.randrange(4 * MiB)
+        data = RNG.randbytes(n)
+        kind = i % 4
+        bufs.append(
+            data
+            if kind == 0
+            else bytearray(data)
+            if kind == 1
+            else memoryview(bytearray(b"..." + data))[3:]
+            if kind == 2
+            else array.array("B", data)
+        )
+    bufs += [bytearray(RNG.randbytes(CHUNK)) for _ in range(160)]
+    assert md5x.hash_many(bufs) == [ref(b) for b in bufs]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KiB: Linux")
+def test_hash_many_does_not_copy_large_mutable_buffers_whole():
+    # A 256 MiB buffer sliced into 8 MiB parts (as for S3 parts' Content-MD5): hashed
+    # a chunk of each part at a time, never copied whole (that was 256 MiB more).
+    import resource
+
+    n = 256 * MiB
+    whole = bytearray(n)
+    piece = RNG.randbytes(MiB)
+    for i in range(0, n, MiB):
+        whole[i : i + MiB] = piece[i // MiB :] + piece[: i // MiB]
+    view = memoryview(whole)
+    parts = [view[i : i + 8 * MiB] for i in range(0, n, 8 * MiB)]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got = md5x.hash_many(parts)
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert got == [ref(p) for p in parts]
+    assert grew < 64 * 1024, f"peak memory grew by {grew} KiB"
+
+
 def test_hash_many_bad_arguments():
     with pytest.raises(TypeError, match="^Strings must be encoded before hashing$"):
         md5x.hash_many([b"a", "b"])

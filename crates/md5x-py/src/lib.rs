@@ -6,8 +6,8 @@
 //! the GIL released. Every other buffer (bytearray, memoryview, array, numpy, ...) can
 //! change under us whenever other Python code runs, so its bytes are copied out through
 //! PyO3's safe buffer API, in chunks that stay in cache, and each chunk is hashed with
-//! the GIL released. (`hash_many` is the exception: it copies such buffers whole, with
-//! the GIL held, so that the lanes can hash them together.)
+//! the GIL released. (`hash_many` copies such buffers of up to a chunk whole, in
+//! batches of bounded size, and the larger ones a chunk at a time into its lanes.)
 //!
 //! Locking: a `md5` object keeps its state in a `Mutex`. Two rules make this
 //! deadlock-free. No thread ever blocks on that mutex while it holds the GIL: every
@@ -49,6 +49,11 @@ const CHUNK: usize = 256 << 10;
 
 /// `hash_many` spreads its inputs over threads once there is at least this much to hash.
 const PAR_MIN_BYTES: usize = 1 << 20;
+
+/// `hash_many` copies buffers other than `bytes` of at most [`CHUNK`] bytes whole, in
+/// batches of about this many bytes (larger ones a chunk at a time, see `hash_chunked`),
+/// so that its memory stays bounded however much it is given.
+const COPY_BUDGET: usize = 32 << 20;
 
 /// `hash_files` reads files up to this size whole and hashes them in the lanes; larger
 /// files are streamed through one hasher each.
@@ -280,14 +285,6 @@ fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -
     Ok(())
 }
 
-/// The bytes of a buffer, borrowed when they are immutable, else copied.
-fn contents<'a>(py: Python<'_>, data: &'a Data<'_>) -> PyResult<Cow<'a, [u8]>> {
-    Ok(match data {
-        Data::Bytes(b, range) => Cow::Borrowed(&b.as_bytes()[range.clone()]),
-        Data::Buffer(buf, _) => Cow::Owned(buf.to_vec(py)?),
-    })
-}
-
 // ---------------------------------------------------------------------------------------
 // The hash object.
 
@@ -501,17 +498,148 @@ fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Boun
         .try_iter()?
         .map(|o| resolve(&o?))
         .collect::<PyResult<Vec<_>>>()?;
-    let inputs = data
-        .iter()
-        .map(|d| contents(py, d))
-        .collect::<PyResult<Vec<_>>>()?;
-    let total: usize = inputs.iter().map(|x| x.len()).sum();
-    let digests = if total <= GIL_FREE_MIN {
-        md5x::hash_many(&inputs)
-    } else {
-        py.detach(|| many(&inputs))
+    let mut out = vec![Digest::new([0; 16]); data.len()];
+    // `bytes` and buffers of at most CHUNK bytes, in batches of at most COPY_BUDGET
+    // copied bytes; the larger buffers are set aside for `hash_chunked`.
+    let mut large = Vec::new();
+    let mut start = 0;
+    while start < data.len() {
+        let (mut at, mut inputs, mut copied) = (Vec::new(), Vec::new(), 0);
+        let mut i = start;
+        while i < data.len() && copied < COPY_BUDGET {
+            match &data[i] {
+                Data::Bytes(b, range) => {
+                    at.push(i);
+                    inputs.push(Cow::Borrowed(&b.as_bytes()[range.clone()]));
+                }
+                Data::Buffer(buf, chunks) if chunks.is_empty() => {
+                    let bytes = buf.to_vec(py)?;
+                    copied += bytes.len();
+                    at.push(i);
+                    inputs.push(Cow::Owned(bytes));
+                }
+                Data::Buffer(..) => large.push(i),
+            }
+            i += 1;
+        }
+        start = i;
+        let total: usize = inputs.iter().map(|x| x.len()).sum();
+        let digests = if total <= GIL_FREE_MIN {
+            md5x::hash_many(&inputs)
+        } else {
+            py.detach(|| many(&inputs))
+        };
+        for (i, d) in at.into_iter().zip(digests) {
+            out[i] = d;
+        }
+    }
+    hash_chunked(py, &data, &large, &mut out)?;
+    PyList::new(py, out.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+}
+
+/// One thread's share of `hash_chunked`: the buffers open in it, each with its hasher
+/// and its last chunk copied out.
+#[derive(Default)]
+struct ChunkWorker {
+    open: Vec<OpenBuffer>,
+    hashers: Vec<Md5>,
+    copies: Vec<Vec<u8>>,
+    /// Copy buffers of closed inputs, for the next ones (no fresh pages to fault in).
+    spare: Vec<Vec<u8>>,
+    done: Vec<(usize, Digest)>,
+}
+
+/// A buffer being hashed by a [`ChunkWorker`].
+struct OpenBuffer {
+    /// Its index in `hash_many`'s arguments.
+    input: usize,
+    /// Chunks copied so far, and in all.
+    next: usize,
+    chunks: usize,
+}
+
+impl ChunkWorker {
+    /// Hash the chunk each open buffer has copied, side by side in the lanes; then
+    /// finish the buffers that have no chunk left.
+    fn round(&mut self) {
+        md5x::update_many(&mut self.hashers, &self.copies);
+        let mut k = 0;
+        while k < self.open.len() {
+            if self.open[k].next == self.open[k].chunks {
+                let input = self.open.swap_remove(k).input;
+                let h = self.hashers.swap_remove(k);
+                self.spare.push(self.copies.swap_remove(k));
+                self.done.push((input, h.finalize()));
+            } else {
+                k += 1;
+            }
+        }
+    }
+}
+
+/// `hash_many`'s buffers other than `bytes` that are over [`CHUNK`] bytes (the indices
+/// `large` of `data`), hashed side by side a chunk at a time (`md5x::update_many`):
+/// each round copies the next chunk of every open buffer with the GIL held, then hashes
+/// them with it released. At most a lane's worth of buffers is open per thread, so at
+/// most that many chunks are copied at once, whatever the buffers' size (a memoryview
+/// of a large mmap, sliced into parts, is never copied whole). On every core when
+/// there is enough.
+fn hash_chunked(
+    py: Python<'_>,
+    data: &[Data<'_>],
+    large: &[usize],
+    out: &mut [Digest],
+) -> PyResult<()> {
+    let chunks_of = |i: usize| match &data[i] {
+        Data::Buffer(_, chunks) => chunks.as_slice(),
+        Data::Bytes(..) => &[],
     };
-    PyList::new(py, digests.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+    let total: usize = large.iter().map(|&i| chunks_of(i).len() * CHUNK).sum();
+    let threads = cores().min(total / PAR_MIN_BYTES).min(large.len()).max(1);
+    let window = Backend::active().lanes();
+    let mut workers: Vec<ChunkWorker> = (0..threads).map(|_| ChunkWorker::default()).collect();
+    let mut waiting = large.iter().copied();
+    loop {
+        // Open waiting buffers in the workers with the fewest open, up to a window each.
+        while let Some(w) = workers
+            .iter_mut()
+            .filter(|w| w.open.len() < window)
+            .min_by_key(|w| w.open.len())
+        {
+            let Some(input) = waiting.next() else { break };
+            w.open.push(OpenBuffer {
+                input,
+                next: 0,
+                chunks: chunks_of(input).len(),
+            });
+            w.hashers.push(Md5::new());
+            w.copies.push(w.spare.pop().unwrap_or_default());
+        }
+        if workers.iter().all(|w| w.open.is_empty()) {
+            break;
+        }
+        // Copy each open buffer's next chunk (no Python code runs: see the module's notes).
+        for w in &mut workers {
+            for (o, copy) in w.open.iter_mut().zip(&mut w.copies) {
+                let piece = &chunks_of(o.input)[o.next];
+                copy.resize(piece.len_bytes(), 0);
+                piece.copy_to_slice(py, copy)?;
+                o.next += 1;
+            }
+        }
+        py.detach(|| match workers.as_mut_slice() {
+            [w] => w.round(),
+            all => std::thread::scope(|s| {
+                for w in all.iter_mut() {
+                    s.spawn(|| w.round());
+                }
+            }),
+        });
+    }
+    for (i, d) in workers.into_iter().flat_map(|w| w.done) {
+        out[i] = d;
+    }
+    Ok(())
 }
 
 /// One file read for the lanes, or already hashed.
