@@ -107,7 +107,7 @@ fn err(parts: &[&[u8]]) -> UsageError {
     UsageError(parts.concat())
 }
 
-/// Parse `args` (without argv[0]). Items come back in order; the caller stops at the
+/// Parse `args` (without `argv[0]`). Items come back in order; the caller stops at the
 /// first error, exactly where getopt would have stopped.
 pub fn parse(args: &[OsString]) -> impl Iterator<Item = Result<Item, UsageError>> + '_ {
     let posix = std::env::var_os("POSIXLY_CORRECT").is_some();

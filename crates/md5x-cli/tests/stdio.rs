@@ -203,6 +203,7 @@ fn no_thread_to_spare_is_not_a_failure() {
     };
     assert_eq!(out, free);
     assert!(out.contains("-8  big"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// With SIGPIPE ignored (as Python's subprocess, many daemons and CI runners leave
