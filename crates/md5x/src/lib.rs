@@ -58,6 +58,8 @@ pub use hasher::{md5, Md5};
 pub use lanes::{Lanes, Slot};
 #[doc(hidden)]
 pub use many::tuning;
+#[cfg(feature = "std")]
+pub use many::update_many_from;
 #[cfg(feature = "alloc")]
 pub use many::{hash_many, hash_many_with, update_many};
 pub use many::{hash_many_into, hash_many_into_with};

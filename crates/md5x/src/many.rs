@@ -97,14 +97,19 @@ pub fn update_many<T: AsRef<[u8]>>(hashers: &mut [crate::Md5], data: &[T]) {
         hashers.len(),
         data.len()
     );
-    let Some(backend) = hashers.first().map(crate::Md5::backend) else {
+    update_pairs(hashers.iter_mut().zip(data.iter().map(AsRef::as_ref)));
+}
+
+/// [`update_many`] over pairs of a hasher and its chunk.
+#[cfg(feature = "alloc")]
+fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>) {
+    let mut pairs = pairs.peekable();
+    let Some(backend) = pairs.peek().map(|(h, _)| h.backend()) else {
         return;
     };
-    let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> =
-        alloc::vec::Vec::with_capacity(hashers.len());
-    for (h, d) in hashers.iter_mut().zip(data) {
+    let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> = alloc::vec::Vec::new();
+    for (h, mut d) in pairs {
         // What `Md5::update` does, with the whole blocks left for the lanes.
-        let mut d = d.as_ref();
         h.len = h.len.wrapping_add(d.len() as u64);
         let have = usize::from(h.buf_len);
         if have > 0 {
@@ -128,6 +133,119 @@ pub fn update_many<T: AsRef<[u8]>>(hashers: &mut [crate::Md5], data: &[T]) {
     }
     let kernel = shape_for(backend, jobs.len());
     crate::lanes::hash_jobs(kernel.as_ref(), backend, &mut jobs);
+}
+
+/// Read every reader to its end into its hasher (`hashers[i]` takes what `readers[i]`
+/// gives), side by side in the vector lanes: a lane set of readers at a time (see
+/// [`Backend::lanes`]), each read 64 KiB per round and the round hashed with
+/// [`update_many`], a reader that ends making room for the next. For many files at
+/// once; one 64 KiB buffer per lane is all the memory it takes.
+///
+/// Returns each reader's result: `Ok(())` at its first read of 0 bytes (so a file
+/// that grows or shrinks while it is read is hashed as read), or its first error (not
+/// `Interrupted`, which is retried), after which that reader is not read again and its
+/// hasher holds the bytes of the rounds before.
+///
+/// ```
+/// let files: [&[u8]; 3] = [b"abc", &[9; 200_000], b""];
+/// let mut readers: Vec<&[u8]> = files.to_vec(); // anything that is io::Read
+/// let mut hashers = vec![md5x::Md5::new(); 3];
+/// let results = md5x::update_many_from(&mut hashers, &mut readers);
+/// assert!(results.iter().all(|r| r.is_ok()));
+/// for (h, f) in hashers.iter().zip(files) {
+///     assert_eq!(h.finalize(), md5x::md5(f));
+/// }
+/// ```
+///
+/// # Panics
+///
+/// If `hashers.len() != readers.len()`.
+#[cfg(feature = "std")]
+pub fn update_many_from<R: std::io::Read>(
+    hashers: &mut [crate::Md5],
+    readers: &mut [R],
+) -> alloc::vec::Vec<std::io::Result<()>> {
+    use alloc::vec::Vec;
+    assert_eq!(
+        hashers.len(),
+        readers.len(),
+        "md5x::update_many_from: {} hashers for {} readers",
+        hashers.len(),
+        readers.len()
+    );
+    let n = readers.len();
+    let mut results: Vec<std::io::Result<()>> = (0..n).map(|_| Ok(())).collect();
+    let Some(first) = hashers.first() else {
+        return results;
+    };
+    let window = first.backend().lanes().max(1);
+    // The readers being read, in increasing order (refills come from `next`, above all
+    // of them); a buffer for each, refilled every round; what each round read.
+    let mut active: Vec<usize> = Vec::with_capacity(window);
+    let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(window);
+    let mut got: Vec<(usize, bool)> = Vec::with_capacity(window);
+    let mut next = 0;
+    loop {
+        while active.len() < window && next < n {
+            active.push(next);
+            next += 1;
+        }
+        if active.is_empty() {
+            return results;
+        }
+        if bufs.len() < active.len() {
+            bufs.resize_with(active.len(), || alloc::vec![0; READ_MANY_CHUNK]);
+        }
+        got.clear();
+        for (&i, buf) in active.iter().zip(&mut bufs) {
+            got.push(match read_full(&mut readers[i], buf) {
+                Ok(r) => r,
+                Err(e) => {
+                    results[i] = Err(e);
+                    (0, true)
+                }
+            });
+        }
+        // Each active reader's hasher with its chunk (`active` ascends, so each is
+        // split off the rest in turn).
+        let mut rest = &mut hashers[..];
+        let mut base = 0;
+        let mut pairs = Vec::with_capacity(active.len());
+        for ((&i, buf), &(len, _)) in active.iter().zip(&bufs).zip(&got) {
+            let (h, tail) = core::mem::take(&mut rest)[i - base..]
+                .split_first_mut()
+                .expect("active readers are in range");
+            pairs.push((h, &buf[..len]));
+            rest = tail;
+            base = i + 1;
+        }
+        update_pairs(pairs.into_iter());
+        // Drop the readers that ended, keeping the order.
+        let mut ended = got.iter().map(|&(_, end)| end);
+        active.retain(|_| !ended.next().unwrap_or(false));
+    }
+}
+
+/// What [`update_many_from`] reads from each reader per round: enough that a round's
+/// reads cost little beside its hashing, little enough that a lane set's buffers stay
+/// in cache (48 lanes: 3 MiB). The command line measured 64 KiB best among 64 KiB,
+/// 256 KiB and 1 MiB on many files of 300 KiB to 4 MiB.
+#[cfg(feature = "std")]
+const READ_MANY_CHUNK: usize = 64 * 1024;
+
+/// Fill `buf` from `r`: the bytes read, and whether `r` ended (its first read of 0).
+#[cfg(feature = "std")]
+fn read_full<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<(usize, bool)> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => return Ok((filled, true)),
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((filled, false))
 }
 
 /// MD5 of every input into `out` (`out[i]` is the digest of `inputs[i]`), without

@@ -241,6 +241,100 @@ fn update_many_random_rounds() {
     });
 }
 
+/// A reader that gives its bytes in pieces of random sizes, is interrupted now and then,
+/// and, when `fail_at` is set, fails once it has given that many bytes.
+struct Choppy<'a> {
+    data: &'a [u8],
+    pos: usize,
+    seed: u64,
+    fail_at: Option<usize>,
+}
+
+impl std::io::Read for Choppy<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        if self.seed.is_multiple_of(7) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let end = self.fail_at.unwrap_or(usize::MAX).min(self.data.len());
+        if self.pos >= end && self.fail_at.is_some_and(|f| f < self.data.len()) {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = (1 + self.seed as usize % 100_000)
+            .min(buf.len())
+            .min(end - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// `update_many_from` on every backend: more readers than the lanes (so readers that
+/// end make room for the next), of lengths from 0 to past several rounds, giving short
+/// reads and `Interrupted`; hashers that start with bytes fed; some readers that fail
+/// part way, whose error comes back while the others finish right.
+#[test]
+fn update_many_from_readers() {
+    let data = bytes(700_000, 23);
+    for_each_backend(|b| {
+        for count in [1, 3, 20, 100] {
+            let mut s = (count as u64 * 131 + b as u64) | 1;
+            let mut next = move |m: u64| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % m) as usize
+            };
+            let inputs: Vec<&[u8]> = (0..count)
+                .map(|_| {
+                    let n = [0, 1, 64, 65_536, 65_537, 200_000, next(600_000)][next(7)];
+                    let start = next(64);
+                    &data[start..start + n]
+                })
+                .collect();
+            let fails: Vec<Option<usize>> = (0..count)
+                .map(|i| (i % 9 == 4 && inputs[i].len() > 1).then(|| next(inputs[i].len() as u64)))
+                .collect();
+            let mut hashers = vec![md5x::Md5::with_backend(b); count];
+            let mut readers: Vec<Choppy> = (0..count)
+                .map(|i| {
+                    let fed = next(100).min(inputs[i].len());
+                    hashers[i].update(&inputs[i][..fed]);
+                    Choppy {
+                        data: &inputs[i][fed..],
+                        pos: 0,
+                        seed: i as u64 * 7 + 1,
+                        fail_at: fails[i].map(|f| f.saturating_sub(fed)),
+                    }
+                })
+                .collect();
+            let results = md5x::update_many_from(&mut hashers, &mut readers);
+            for (i, r) in results.iter().enumerate() {
+                let failing = readers[i]
+                    .fail_at
+                    .is_some_and(|f| f < readers[i].data.len());
+                match r {
+                    Ok(()) => {
+                        assert!(!failing, "reader {i} of {count} should have failed on {b}");
+                        assert_eq!(
+                            <[u8; 16]>::from(hashers[i].finalize()),
+                            reference(inputs[i]),
+                            "reader {i} of {count} ({} bytes) on {b}",
+                            inputs[i].len()
+                        );
+                    }
+                    Err(e) => {
+                        assert!(failing, "reader {i} of {count} failed on {b}: {e}");
+                        assert_eq!(e.to_string(), "disk on fire");
+                    }
+                }
+            }
+        }
+    });
+}
+
 #[test]
 #[should_panic(expected = "2 hashers for 1 inputs")]
 fn update_many_length_mismatch_panics() {
