@@ -5,7 +5,7 @@
 //! files completely into one arena and hash all of them with a single call. Today that
 //! call is `md5x::hash_many`, which runs the messages side by side in SIMD lanes. A
 //! batch's large regular files are hashed side by side too ([`hash_large`]): a chunk
-//! of each at a time, through `md5x::update_many`. A file given alone is streamed with
+//! of each at a time, through `md5x::update_many_from`. A file given alone is streamed with
 //! big reads instead, and when it has at least [`PIPELINE_MIN`] bytes it is read on a
 //! second thread while the first hashes, so the copy out of the page cache is hidden
 //! behind hashing; so are pipes and devices, and large files beyond [`MAX_DEFERRED`]
@@ -32,11 +32,6 @@ const SMALL_MAX: usize = 256 * 1024;
 const ESPIPE: i32 = 29;
 /// Read size for streamed files.
 const CHUNK: usize = 1 << 20;
-/// Read size per file and round when a batch's large files are hashed side by side
-/// ([`hash_large`]). Measured on Zen 4 (2 cores, files in `/dev/shm`, five alternating
-/// runs): 200 files of 4 MiB 0.23-0.25 s with 64 KiB, 0.22-0.24 with 256 KiB, 0.26-0.27
-/// with 1 MiB; 1000 files of 300 KiB to 2 MiB 0.25-0.26, 0.29-0.36 and 0.51-0.56.
-const LARGE_READ: usize = 64 * 1024;
 /// Files at least this large are read on a helper thread while hashing.
 const PIPELINE_MIN: u64 = 16 << 20;
 
@@ -706,93 +701,51 @@ fn hash_range(
 }
 
 /// Hash the large regular files of a batch (each opened, with its first bytes in
-/// `arena` at the range given) side by side in the SIMD lanes: a round reads the next
-/// [`LARGE_READ`] bytes of every file still open, positionally, and feeds them all to
-/// `md5x::update_many`; a file is done at its first read of 0 bytes (so one that grows
-/// or shrinks while read is hashed as read, as md5sum does), or at an error, which is
-/// its result alone. In the order given.
+/// `arena` at the range given) side by side in the SIMD lanes: those first bytes where
+/// they lie (`md5x::update_many`), then the rest of every file a chunk of each at a
+/// time (`md5x::update_many_from`, positional reads). A file is done at its first read
+/// of 0 bytes (so one that grows or shrinks while read is hashed as read, as md5sum
+/// does), or at an error, which is its result alone. In the order given.
 fn hash_large(
     arena: &[u8],
     files: Vec<(Deferred, Range<usize>)>,
     cfg: &Config,
 ) -> Vec<io::Result<Digest>> {
-    let mut out: Vec<io::Result<Digest>> = Vec::with_capacity(files.len());
-    out.resize_with(files.len(), || {
-        Err(io::Error::other("internal error: unread"))
-    });
-    if files.is_empty() {
-        return out;
-    }
-    // The first round: what read_file left in the arena, hashed where it lies.
     let mut hashers = vec![Md5::new(); files.len()];
     let prefixes: Vec<&[u8]> = files.iter().map(|(_, r)| &arena[r.clone()]).collect();
     md5x::update_many(&mut hashers, &prefixes);
-    // Then rounds of reads, each file at `at` into its own buffer, until every one ends.
-    struct Open {
-        index: usize,
-        file: Deferred,
-        at: u64,
-    }
-    let mut open: Vec<Open> = files
+    let mut rests: Vec<Rest> = files
         .into_iter()
-        .enumerate()
-        .map(|(index, (file, r))| Open {
-            index,
+        .map(|(file, r)| Rest {
             file,
             at: r.len() as u64,
+            progress: cfg.progress.as_deref(),
         })
         .collect();
-    let mut bufs: Vec<Vec<u8>> = vec![vec![0; LARGE_READ]; open.len()];
-    let mut read: Vec<io::Result<(usize, bool)>> = Vec::with_capacity(open.len());
-    while !open.is_empty() {
-        read.clear();
-        for (o, buf) in open.iter().zip(&mut bufs) {
-            read.push(read_full_at(&o.file.0, buf, o.at));
-        }
-        let chunks: Vec<&[u8]> = read
-            .iter()
-            .zip(&bufs)
-            .map(|(r, buf)| match r {
-                Ok((n, _)) => &buf[..*n],
-                Err(_) => &buf[..0],
-            })
-            .collect();
-        md5x::update_many(&mut hashers, &chunks);
-        if let Some(p) = &cfg.progress {
-            p.add_bytes(chunks.iter().map(|c| c.len() as u64).sum());
-        }
-        // Close the files that ended or failed (from the back, so that swap_remove
-        // leaves the ones not looked at yet in place).
-        for k in (0..open.len()).rev() {
-            let result = match &mut read[k] {
-                Ok((n, false)) => {
-                    open[k].at += *n as u64;
-                    continue;
-                }
-                Ok((_, true)) => Ok(hashers[k].finalize()),
-                Err(e) => Err(std::mem::replace(e, io::Error::other(""))),
-            };
-            out[open[k].index] = result;
-            open.swap_remove(k);
-            hashers.swap_remove(k);
-            bufs.swap_remove(k);
-        }
-    }
-    out
+    md5x::update_many_from(&mut hashers, &mut rests)
+        .into_iter()
+        .zip(&hashers)
+        .map(|(r, h)| r.map(|()| h.finalize()))
+        .collect()
 }
 
-/// [`read_full`] from byte `at` of `f` with positional reads.
-fn read_full_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<(usize, bool)> {
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read_at(&mut buf[got..], at + got as u64) {
-            Ok(0) => return Ok((got, true)),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// The rest of a large file for [`hash_large`]: read from byte `at` on with positional
+/// reads, as the arena read its start, and counted in the progress line.
+struct Rest<'a> {
+    file: Deferred,
+    at: u64,
+    progress: Option<&'a Progress>,
+}
+
+impl Read for Rest<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.0.read_at(buf, self.at)?;
+        self.at += n as u64;
+        if let Some(p) = self.progress {
+            p.add_bytes(n as u64);
         }
+        Ok(n)
     }
-    Ok((got, false))
 }
 
 /// Hash every input and give `sink` each task's payload with its result (`None` for a
