@@ -1,6 +1,6 @@
 """md5x against hashlib, measured in the same run (best of N; the ratio is what counts).
 
-    python crates/md5x-py/bench.py [--repeat N] [--only single,bytearray,many,parts,files]
+    python crates/md5x-py/bench.py [--repeat N] [--only single,bytearray,many,parts,files,largefiles]
 """
 
 import argparse
@@ -32,7 +32,7 @@ def report(name, t_md5x, t_hashlib, size):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--only", default="single,bytearray,many,parts,files")
+    ap.add_argument("--only", default="single,bytearray,many,parts,files,largefiles")
     args = ap.parse_args()
     only = set(args.only.split(","))
     r = args.repeat
@@ -79,28 +79,30 @@ def main():
             len(whole),
         )
     if "files" in only:
-        with tempfile.TemporaryDirectory() as d:
-            paths = []
-            for i in range(10_000):
-                p = os.path.join(d, f"{i:05}")
-                with open(p, "wb") as f:
-                    f.write(os.urandom(64 << 10))
-                paths.append(p)
+        bench_files("hash_files(10,000 x 64 KiB, cached)", 10_000, 64 << 10, r)
+    if "largefiles" in only:
+        bench_files("hash_files(100 x 4 MiB, cached)", 100, 4 << 20, r)
 
-            def hashlib_loop():
-                out = []
-                for p in paths:
-                    with open(p, "rb") as f:
-                        out.append(hashlib.md5(f.read()).hexdigest())
-                return out
 
-            assert md5x.hash_files(paths) == hashlib_loop()
-            report(
-                "hash_files(10,000 x 64 KiB, cached)",
-                best(lambda: md5x.hash_files(paths), r),
-                best(hashlib_loop, r),
-                (64 << 10) * len(paths),
-            )
+def bench_files(name, count, size, r):
+    """hash_files against a hashlib loop over `count` files of `size` bytes, cached."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i in range(count):
+            p = os.path.join(d, f"{i:05}")
+            with open(p, "wb") as f:
+                f.write(os.urandom(size))
+            paths.append(p)
+
+        def hashlib_loop():
+            out = []
+            for p in paths:
+                with open(p, "rb") as f:
+                    out.append(hashlib.md5(f.read()).hexdigest())
+            return out
+
+        assert md5x.hash_files(paths) == hashlib_loop()
+        report(name, best(lambda: md5x.hash_files(paths), r), best(hashlib_loop, r), size * count)
 
 
 if __name__ == "__main__":

@@ -169,6 +169,26 @@ def test_hash_files_matches_hashlib(tree, jobs):
     assert md5x.hash_files(good, jobs=jobs) == [hex_of_file(p) for p in good]
 
 
+@pytest.fixture(scope="module")
+def large_files(tmp_path_factory):
+    """More files over 1 MiB than a lane set holds (hashed a chunk of each at a time),
+    among small ones: sizes just past the line, at and past multiples of the 64 KiB
+    chunk, and random."""
+    d = tmp_path_factory.mktemp("large")
+    paths = []
+    for i in range(60):
+        size = [MiB + 1, 2 * MiB, 2 * MiB + 65537, RNG.randrange(MiB, 3 * MiB), RNG.randrange(5000)]
+        p = d / f"L{i:02}"
+        p.write_bytes(RNG.randbytes(size[i % 5]))
+        paths.append(str(p))
+    return paths
+
+
+@pytest.mark.parametrize("jobs", [None, 1, 3])
+def test_hash_files_many_large_files(large_files, jobs):
+    assert md5x.hash_files(large_files, jobs=jobs) == [hex_of_file(p) for p in large_files]
+
+
 def test_hash_files_path_types(tree):
     good, _ = tree
     want = [hex_of_file(p) for p in good[:20]]

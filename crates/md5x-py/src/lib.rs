@@ -56,8 +56,11 @@ const PAR_MIN_BYTES: usize = 1 << 20;
 const COPY_BUDGET: usize = 32 << 20;
 
 /// `hash_files` reads files up to this size whole and hashes them in the lanes; larger
-/// files are streamed through one hasher each.
+/// files are read a chunk of each at a time, also in the lanes (`md5x::update_many_from`).
 const WHOLE_FILE_MAX: u64 = 1 << 20;
+
+/// The most large files `hash_files` holds open at once, over all its threads.
+const MAX_HELD_OPEN: usize = 128;
 
 /// Read size when streaming a large file.
 const READ_CHUNK: usize = 1 << 20;
@@ -648,14 +651,20 @@ enum FileRead {
     Whole(usize),
     /// It was large, and streamed through its own hasher.
     Hashed(Digest),
+    /// It is large, and opened, not read: for `md5x::update_many_from` with the
+    /// batch's other large files.
+    Large(std::fs::File),
 }
 
 /// Read a file into `buf` (whose length only grows, so it is zeroed once, not per
-/// file), or hash it on the way when it is large.
-fn read_file(path: &Path, buf: &mut Vec<u8>) -> io::Result<FileRead> {
+/// file), or, when it is large, hand it back opened (`defer`) or hash it on the way.
+fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead> {
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
     let large = size > WHOLE_FILE_MAX;
+    if large && defer {
+        return Ok(FileRead::Large(f));
+    }
     // Room for one byte more than the file had, so that its end shows as a short read.
     let room = if large { READ_CHUNK } else { size as usize + 1 };
     if buf.len() < room {
@@ -710,10 +719,15 @@ fn hash_paths(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let threads = jobs.min(paths.len().div_ceil(batch)).max(1);
+    // Large files each worker may hold open for the lanes: far below the usual limit
+    // on open files (1024 on Linux, 256 on macOS) with every thread together; the rest
+    // are streamed one by one.
+    let hold = (MAX_HELD_OPEN / threads).max(1);
     let worker = || {
         let mut bufs = vec![Vec::new(); batch];
         let mut done = Vec::new();
         let mut ready = Vec::with_capacity(batch);
+        let mut large: Vec<(usize, std::fs::File)> = Vec::new();
         while !(stop_on_error && failed.load(Ordering::Relaxed)) {
             let start = next.fetch_add(batch, Ordering::Relaxed);
             if start >= paths.len() {
@@ -722,9 +736,10 @@ fn hash_paths(
             let end = (start + batch).min(paths.len());
             ready.clear();
             for (slot, i) in (start..end).enumerate() {
-                match read_file(&paths[i], &mut bufs[slot]) {
+                match read_file(&paths[i], &mut bufs[slot], large.len() < hold) {
                     Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
                     Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
+                    Ok(FileRead::Large(f)) => large.push((i, f)),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         done.push((i, Err(e)));
@@ -734,6 +749,16 @@ fn hash_paths(
             let slices: Vec<&[u8]> = ready.iter().map(|&(slot, _, n)| &bufs[slot][..n]).collect();
             let digests = md5x::hash_many(&slices);
             done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
+            // The large ones side by side, a chunk of each at a time.
+            let (index, mut files): (Vec<usize>, Vec<std::fs::File>) = large.drain(..).unzip();
+            let mut hashers = vec![Md5::new(); files.len()];
+            let results = md5x::update_many_from(&mut hashers, &mut files);
+            for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                done.push((i, r.map(|()| h.finalize())));
+            }
         }
         done
     };
