@@ -1,5 +1,6 @@
-//! Many inputs that arrive a chunk of each at a time: `update_many` and `Lanes` against
-//! `hash_many` on the whole inputs (the ceiling: everything in place, at once).
+//! Many inputs that arrive a chunk of each at a time: `update_many`, `update_many_from`
+//! and `Lanes` against `hash_many` on the whole inputs (the ceiling: everything in
+//! place, at once).
 //!
 //! ```text
 //! cargo run --release -p md5x --example chunked_many                  # 32 inputs
@@ -10,6 +11,8 @@
 //! hashed in rounds of one `MD5X_CHUNK`-byte chunk per input (default 256 KiB):
 //!
 //! - `update_many`: each round one call, the chunks hashed where they lie;
+//! - `update_many_from`: the inputs as readers, 64 KiB of each per round (its own
+//!   round size), copied into its buffers by `Read`;
 //! - `Lanes`: each round, the chunks fed `Lanes::SLOT_BUFFER` bytes at a time, in turn
 //!   (as its docs advise), which copies them into the slots;
 //! - `copy + ...`: each chunk copied out first, as md5x's Python module must do with
@@ -92,6 +95,14 @@ fn main() {
             let parts: Vec<&[u8]> = inputs.iter().map(|m| &m[range(r)]).collect();
             md5x::update_many(&mut hashers, &parts);
         }
+        hashers.iter().map(Md5::finalize).collect()
+    });
+    run("update_many_from", &mut |_| {
+        // The inputs as readers (`&[u8]` is io::Read): 64 KiB of each per round.
+        let mut hashers = vec![Md5::new(); n];
+        let mut readers: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let results = md5x::update_many_from(&mut hashers, &mut readers);
+        assert!(results.iter().all(Result::is_ok));
         hashers.iter().map(Md5::finalize).collect()
     });
     run("copy + update_many", &mut |copies| {
