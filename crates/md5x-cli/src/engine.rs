@@ -5,11 +5,11 @@
 //! files completely into one arena and hash all of them with a single call. Today that
 //! call is `md5x::hash_many`, which runs the messages side by side in SIMD lanes. A
 //! batch's large regular files are hashed side by side too ([`hash_large`]): a chunk
-//! of each at a time, through `md5x::update_many_from`. A file given alone is streamed with
-//! big reads instead, and when it has at least [`PIPELINE_MIN`] bytes it is read on a
-//! second thread while the first hashes, so the copy out of the page cache is hidden
-//! behind hashing; so are pipes and devices, and large files beyond [`MAX_DEFERRED`]
-//! held open at once.
+//! of each at a time, through `md5x::update_many_from`. A file given alone is
+//! streamed with big reads instead, and when it has at least [`PIPELINE_MIN`] bytes it
+//! is read on a second thread while the first hashes, so the copy out of the page
+//! cache is hidden behind hashing. Pipes and devices are streamed too, and so are
+//! large files while [`MAX_DEFERRED`] others are held open.
 
 use std::fs::File;
 use std::io::{self, Read, Seek};

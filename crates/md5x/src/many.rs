@@ -67,10 +67,11 @@ pub fn hash_many_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> alloc::
 /// copied, into its hasher.
 ///
 /// [`Lanes`](crate::Lanes) takes chunks one at a time, whenever they come, and copies
-/// them into its slots; this takes a chunk for each hasher at once and copies nothing,
-/// so it runs at [`hash_many`]'s speed when the chunks are a few KiB or more. The lanes
-/// are those of the first hasher's backend (see [`Md5::with_backend`](crate::Md5::with_backend)); the digests are
-/// the same whatever the backends.
+/// them into its slots; this takes a chunk for each hasher at once and copies no whole
+/// block, so it runs near [`hash_many`]'s speed when the chunks are a few KiB or more.
+/// The lanes are those of the first hasher's backend (see
+/// [`Md5::with_backend`](crate::Md5::with_backend)); the digests are the same whatever
+/// the backends.
 ///
 /// ```
 /// let parts: [&[u8]; 3] = [b"hello", &[7; 20_000], b""];
