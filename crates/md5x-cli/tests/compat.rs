@@ -730,44 +730,53 @@ fn many_operands_in_batches_keep_their_order() {
     let sizes = [
         0, 1, 55, 56, 64, 119, 1000, 8192, 65536, 262_143, 262_144, 262_145,
     ];
-    let mut rng = Rng(0x5eed_0ba7);
-    let mut names: Vec<OsString> = Vec::new();
-    for i in 0..300 {
-        let name = format!("f{i:03}");
-        match i {
-            17 | 48 | 49 | 150 => {} // missing: named but never written
-            96 => fs::create_dir(dir.join(&name)).unwrap(),
-            _ => {
-                let len = match rng.below(3) {
-                    0 => rng.pick(&sizes),
-                    _ => rng.below(20_000),
-                };
-                let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-                fs::write(dir.join(&name), bytes).unwrap();
-            }
-        }
-        names.push(name.into());
-    }
-    let mut cases = Vec::new();
-    for b in &lane_backends_here() {
-        for jobs in ["-j1", "-j2", "--jobs=8"] {
-            cases.push(Case {
-                args: names.clone(),
-                stdin: Vec::new(),
-                locale: "C",
-                extra: vec![jobs, "--backend", b],
-                merged: false,
-            });
-        }
-    }
-    let fails = compare(&gnu, dir, &cases);
+    let names = operands(
+        dir,
+        300,
+        &[17, 48, 49, 150],
+        96,
+        0x5eed_0ba7,
+        |rng| match rng.below(3) {
+            0 => rng.pick(&sizes),
+            _ => rng.below(20_000),
+        },
+    );
+    let fails = compare(&gnu, dir, &on_every_backend(&[names]));
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
-/// The backends md5x runs on this CPU (each has its own lane count, so its own batches
-/// and rounds), saying which it cannot.
-fn lane_backends_here() -> Vec<&'static str> {
-    ["portable", "sse2", "avx2", "avx512"]
+/// `count` operands `f000`, `f001`, ... in `dir`: files of random bytes, their lengths
+/// drawn by `len`, except those numbered in `missing` (named, never written) and the
+/// one numbered `directory` (a directory).
+fn operands(
+    dir: &Path,
+    count: usize,
+    missing: &[usize],
+    directory: usize,
+    seed: u64,
+    mut len: impl FnMut(&mut Rng) -> usize,
+) -> Vec<OsString> {
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|i| {
+            let name = format!("f{i:03}");
+            if i == directory {
+                fs::create_dir(dir.join(&name)).unwrap();
+            } else if !missing.contains(&i) {
+                let n = len(&mut rng);
+                let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                fs::write(dir.join(&name), bytes).unwrap();
+            }
+            name.into()
+        })
+        .collect()
+}
+
+/// Each command line of `arg_sets` with one worker, two and eight, on every backend md5x
+/// runs on this CPU (each has its own lane count, so its own batches and rounds),
+/// saying which backends it cannot run.
+fn on_every_backend(arg_sets: &[Vec<OsString>]) -> Vec<Case> {
+    let backends = ["portable", "sse2", "avx2", "avx512"]
         .into_iter()
         .filter(|b| {
             let ok = Command::new(MD5X)
@@ -778,8 +787,22 @@ fn lane_backends_here() -> Vec<&'static str> {
                 eprintln!("backend {b} not run here: this CPU lacks it");
             }
             ok
-        })
-        .collect()
+        });
+    let mut cases = Vec::new();
+    for b in backends {
+        for jobs in ["-j1", "-j2", "--jobs=8"] {
+            for args in arg_sets {
+                cases.push(Case {
+                    args: args.clone(),
+                    stdin: Vec::new(),
+                    locale: "C",
+                    extra: vec![jobs, "--backend", b],
+                    merged: false,
+                });
+            }
+        }
+    }
+    cases
 }
 
 /// Files over the 256 KiB line, which workers hash side by side a chunk of each at a
@@ -804,25 +827,13 @@ fn many_large_files_side_by_side_keep_their_order() {
         (1 << 20) + 7,
         3 << 20,
     ];
-    let mut rng = Rng(0x1a56_e5f1);
-    let mut names: Vec<OsString> = Vec::new();
-    for i in 0..90 {
-        let name = format!("L{i:02}");
-        match i {
-            5 | 60 => {} // missing
-            33 => fs::create_dir(dir.join(&name)).unwrap(),
-            _ => {
-                let len = match rng.below(4) {
-                    0 => rng.below(5000),
-                    1 => rng.pick(&sizes),
-                    _ => 262_145 + rng.below(1_500_000),
-                };
-                let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-                fs::write(dir.join(&name), bytes).unwrap();
-            }
+    let names = operands(dir, 90, &[5, 60], 33, 0x1a56_e5f1, |rng| {
+        match rng.below(4) {
+            0 => rng.below(5000),
+            1 => rng.pick(&sizes),
+            _ => 262_145 + rng.below(1_500_000),
         }
-        names.push(name.into());
-    }
+    });
     // A check list from md5sum itself, with one digest made wrong.
     let present: Vec<&OsString> = names.iter().filter(|n| dir.join(n).is_file()).collect();
     let listed = Command::new(&gnu)
@@ -833,21 +844,8 @@ fn many_large_files_side_by_side_keep_their_order() {
     let mut list = listed.stdout;
     list[0] = if list[0] == b'0' { b'1' } else { b'0' };
     fs::write(dir.join("list"), list).unwrap();
-    let mut cases = Vec::new();
-    for b in &lane_backends_here() {
-        for jobs in ["-j1", "-j2", "--jobs=8"] {
-            for args in [names.clone(), vec!["-c".into(), "list".into()]] {
-                cases.push(Case {
-                    args,
-                    stdin: Vec::new(),
-                    locale: "C",
-                    extra: vec![jobs, "--backend", b],
-                    merged: false,
-                });
-            }
-        }
-    }
-    let fails = compare(&gnu, dir, &cases);
+    let check = vec!["-c".into(), "list".into()];
+    let fails = compare(&gnu, dir, &on_every_backend(&[names, check]));
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 

@@ -174,6 +174,17 @@ fn hash_many_default_backend_and_empty() {
     assert_eq!(d[0].to_string(), "900150983cd24fb0d6963f7d28e17f72");
 }
 
+/// A seeded xorshift: `below(seed)(m)` draws a number below `m`.
+fn below(seed: u64) -> impl FnMut(u64) -> usize {
+    let mut s = seed | 1;
+    move |m| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s % m) as usize
+    }
+}
+
 /// `update_many` on every backend: rounds of chunks of random sizes (empty, under a
 /// block, whole blocks, large) from unaligned starts; hashers that start with a partial
 /// block buffered; inputs that end in different rounds (later rounds give them empty
@@ -185,13 +196,7 @@ fn update_many_random_rounds() {
     let all = common::backends();
     for_each_backend(|b| {
         for count in [1, 2, 4, 5, 8, 17, 24, 49, 100] {
-            let mut s = (count as u64 * 7919 + b as u64) | 1;
-            let mut next = move |m: u64| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % m) as usize
-            };
+            let mut next = below(count as u64 * 7919 + b as u64);
             let inputs: Vec<&[u8]> = (0..count)
                 .map(|_| {
                     let start = next(64);
@@ -280,13 +285,7 @@ fn update_many_from_readers() {
     let data = bytes(700_000, 23);
     for_each_backend(|b| {
         for count in [1, 3, 20, 100] {
-            let mut s = (count as u64 * 131 + b as u64) | 1;
-            let mut next = move |m: u64| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % m) as usize
-            };
+            let mut next = below(count as u64 * 131 + b as u64);
             let inputs: Vec<&[u8]> = (0..count)
                 .map(|_| {
                     let n = [0, 1, 64, 65_536, 65_537, 200_000, next(600_000)][next(7)];
