@@ -113,7 +113,19 @@ impl Md5 {
         self.update_bytes(data.as_ref());
     }
 
-    fn update_bytes(&mut self, mut data: &[u8]) {
+    fn update_bytes(&mut self, data: &[u8]) {
+        let blocks = self.take_ends(data);
+        if !blocks.is_empty() {
+            self.backend.compress(&mut self.state, blocks_of(blocks).0);
+        }
+    }
+
+    /// Feed `data` but for its whole blocks in the middle, which are returned: count
+    /// all of it, complete the buffered partial block from its start (and compress
+    /// that block), and buffer its tail. The caller compresses the returned blocks into
+    /// `self.state` before anything else is fed (`update_many` hands them to the lanes).
+    #[inline(always)]
+    pub(crate) fn take_ends<'a>(&mut self, mut data: &'a [u8]) -> &'a [u8] {
         self.len = self.len.wrapping_add(data.len() as u64);
         let have = usize::from(self.buf_len);
         if have > 0 {
@@ -122,16 +134,16 @@ impl Md5 {
             data = &data[take..];
             if have + take < 64 {
                 self.buf_len = (have + take) as u8;
-                return;
+                return &[];
             }
             self.backend
                 .compress(&mut self.state, core::slice::from_ref(&self.buf));
-            self.buf_len = 0;
         }
-        let (blocks, tail) = blocks_of(data);
-        self.backend.compress(&mut self.state, blocks);
+        let whole = data.len() / 64 * 64;
+        let (blocks, tail) = data.split_at(whole);
         self.buf[..tail.len()].copy_from_slice(tail);
         self.buf_len = tail.len() as u8;
+        blocks
     }
 
     /// The digest of everything fed so far. The hasher is unchanged.
