@@ -238,6 +238,94 @@ def test_hash_files_errors_return(tree):
             assert g == hex_of_file(p)
 
 
+NO_THREADS = """
+import array, hashlib, os, sys, tempfile, threading
+import md5x
+ref = lambda b: hashlib.md5(b).digest()
+try:
+    threading.Thread(target=lambda: None).start()
+except RuntimeError:
+    pass
+else:
+    raise SystemExit("a thread could be started: the limit is not in force")
+# Enough work that each call would use every core: many buffers, large mutable ones
+# (a chunk at a time), and many files, small and large.
+bufs = [os.urandom(100_000) for _ in range(64)]
+assert md5x.hash_many(bufs) == [ref(b) for b in bufs]
+big = [bytearray(os.urandom(3 << 20)) for _ in range(6)]
+assert md5x.hash_many(big) == [ref(b) for b in big]
+with tempfile.TemporaryDirectory() as d:
+    paths = []
+    for i in range(80):
+        p = os.path.join(d, str(i))
+        with open(p, "wb") as f:
+            f.write(os.urandom((2 << 20) if i % 8 == 0 else 5000))
+        paths.append(p)
+    want = [hashlib.md5(open(p, "rb").read()).hexdigest() for p in paths]
+    assert md5x.hash_files(paths, jobs=4) == want
+print("no threads ok")
+"""
+
+
+def world_can_run(path):
+    """Whether anyone may run `path`: it and every directory above it world-executable."""
+    p = os.path.realpath(path)
+    while True:
+        if not os.stat(p).st_mode & 0o001:
+            return False
+        if p == "/":
+            return True
+        p = os.path.dirname(p)
+
+
+def test_no_thread_to_spare_is_not_a_failure(tmp_path):
+    # Under a process limit that refuses every new thread (RLIMIT_NPROC, which binds
+    # only unprivileged users), the calls that spread work over threads do it all on
+    # the calling thread instead of failing.
+    import resource
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0 or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs root (to become an unprivileged user) and 2 cores")
+    interpreters = [sys.executable, shutil.which("python3") or "", "/usr/bin/python3"]
+    runnable = [
+        p
+        for p in interpreters
+        if p
+        and os.path.exists(p)
+        and world_can_run(p)
+        and subprocess.run([p, "-c", "import sys; sys.exit(sys.version_info < (3, 11))"]).returncode == 0
+    ]
+    if not runnable:
+        pytest.skip("no Python 3.11+ that an unprivileged user may run")
+    # The module, where the unprivileged user can read it.
+    lib = tempfile.mkdtemp(dir="/tmp")
+    try:
+        shutil.copytree(os.path.dirname(md5x.__file__), os.path.join(lib, "md5x"))
+        for root, dirs, files in os.walk(lib):
+            for n in [root] + [os.path.join(root, f) for f in files]:
+                os.chmod(n, 0o755)
+
+        def limited():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+
+        out = subprocess.run(
+            [runnable[0], "-c", NO_THREADS],
+            preexec_fn=limited,
+            capture_output=True,
+            text=True,
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": lib, "TMPDIR": "/tmp"},
+        )
+    finally:
+        shutil.rmtree(lib)
+    assert out.returncode == 0 and out.stdout == "no threads ok\n", out.stderr[-3000:]
+
+
 PERMISSION_CHECK = """
 import md5x, sys
 path = sys.argv[1]

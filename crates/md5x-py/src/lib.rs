@@ -465,6 +465,30 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Run `f` on every item: on this thread and on up to one more thread per item. A
+/// process limit may refuse the extra threads; this thread then does the rest, so the
+/// work never fails for want of a thread. Threads take the next item as they finish one.
+fn on_threads<W: Send>(items: &mut [W], f: impl Fn(&mut W) + Sync) {
+    if let [one] = items {
+        return f(one);
+    }
+    let next = AtomicUsize::new(0);
+    let cells: Vec<Mutex<&mut W>> = items.iter_mut().map(Mutex::new).collect();
+    let work = || {
+        while let Some(cell) = cells.get(next.fetch_add(1, Ordering::Relaxed)) {
+            f(&mut cell.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..cells.len() {
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
+}
+
 /// MD5 of every input: in the SIMD lanes of one core, and on every core when there is
 /// enough to hash.
 fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
@@ -487,17 +511,12 @@ fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
         }
     }
     groups.push(start..inputs.len());
-    std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|r| s.spawn(move || md5x::hash_many(&inputs[r])))
-            .collect();
-        let mut out = Vec::with_capacity(inputs.len());
-        for h in handles {
-            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        out
-    })
+    let mut jobs: Vec<(Range<usize>, Vec<Digest>)> =
+        groups.into_iter().map(|r| (r, Vec::new())).collect();
+    on_threads(&mut jobs, |(r, out)| {
+        *out = md5x::hash_many(&inputs[r.clone()])
+    });
+    jobs.into_iter().flat_map(|(_, out)| out).collect()
 }
 
 /// hash_many(buffers): the 16-byte MD5 digest of each buffer, in order.
@@ -641,14 +660,7 @@ fn hash_chunked(
                 o.next += 1;
             }
         }
-        py.detach(|| match workers.as_mut_slice() {
-            [w] => w.round(),
-            all => std::thread::scope(|s| {
-                for w in all.iter_mut() {
-                    s.spawn(|| w.round());
-                }
-            }),
-        });
+        py.detach(|| on_threads(&mut workers, ChunkWorker::round));
     }
     for (i, d) in workers.into_iter().flat_map(|w| w.done) {
         out[i] = d;
@@ -775,17 +787,9 @@ fn hash_paths(
     };
     let mut out: Vec<Option<io::Result<Digest>>> = Vec::new();
     out.resize_with(paths.len(), || None);
-    let finished = if threads == 1 {
-        vec![worker()]
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
-    };
+    let mut finished: Vec<Vec<(usize, io::Result<Digest>)>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    on_threads(&mut finished, |done| *done = worker());
     for (i, r) in finished.into_iter().flatten() {
         out[i] = Some(r);
     }
