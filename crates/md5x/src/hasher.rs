@@ -116,7 +116,7 @@ impl Md5 {
     fn update_bytes(&mut self, data: &[u8]) {
         let blocks = self.take_ends(data);
         if !blocks.is_empty() {
-            self.backend.compress(&mut self.state, blocks_of(blocks).0);
+            self.backend.compress(&mut self.state, blocks);
         }
     }
 
@@ -125,7 +125,7 @@ impl Md5 {
     /// that block), and buffer its tail. The caller compresses the returned blocks into
     /// `self.state` before anything else is fed (`update_many` hands them to the lanes).
     #[inline(always)]
-    pub(crate) fn take_ends<'a>(&mut self, mut data: &'a [u8]) -> &'a [u8] {
+    pub(crate) fn take_ends<'a>(&mut self, mut data: &'a [u8]) -> &'a [[u8; 64]] {
         self.len = self.len.wrapping_add(data.len() as u64);
         let have = usize::from(self.buf_len);
         if have > 0 {
@@ -139,8 +139,7 @@ impl Md5 {
             self.backend
                 .compress(&mut self.state, core::slice::from_ref(&self.buf));
         }
-        let whole = data.len() / 64 * 64;
-        let (blocks, tail) = data.split_at(whole);
+        let (blocks, tail) = blocks_of(data);
         self.buf[..tail.len()].copy_from_slice(tail);
         self.buf_len = tail.len() as u8;
         blocks

@@ -112,7 +112,7 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
     for (h, d) in pairs {
         let blocks = h.take_ends(d);
         if !blocks.is_empty() {
-            jobs.push((blocks, &mut h.state));
+            jobs.push((blocks.as_flattened(), &mut h.state));
         }
     }
     let kernel = shape_for(backend, jobs.len());
