@@ -25,6 +25,10 @@ echo "== cargo clippy (no_std, no default features)"
 cargo clippy -p md5x --no-default-features --lib -- -D warnings
 echo "== cargo clippy (all features: rayon, tokio)"
 cargo clippy -p md5x --all-targets --all-features -- -D warnings
+echo "== cargo doc -D warnings (library docs: default and all features, and no_std)"
+for feats in "" --all-features --no-default-features; do
+    RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p md5x $feats
+done
 echo "== cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
 echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite)"
