@@ -137,7 +137,10 @@ pub fn strerror(e: &io::Error) -> String {
     }
 }
 
-/// Whether the locale (LC_ALL, else LC_CTYPE, else LANG) uses UTF-8.
+/// Whether the locale (LC_ALL, else LC_CTYPE, else LANG) uses UTF-8, judged by its
+/// name. md5sum asks the C library, which falls back to the C locale when the named
+/// one is not installed: there md5sum escapes every byte >= 0x80 in its diagnostics,
+/// and md5x still prints the UTF-8 names it can print.
 fn locale_is_utf8() -> bool {
     for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
         if let Some(v) = std::env::var_os(var) {

@@ -77,9 +77,17 @@ fn units(name: &[u8], utf8: bool) -> Vec<Unit<'_>> {
     out
 }
 
+/// Whether glibc's `iswprint` holds for `c` in a UTF-8 locale: every character but the
+/// controls, the noncharacters and the line and paragraph separators (U+2028, U+2029;
+/// they would break the message's line). glibc also refuses code points its Unicode
+/// tables leave unassigned; md5x has no such table and prints them.
 fn printable(c: char) -> bool {
     let u = c as u32;
-    !(c.is_control() || (u & 0xfffe) == 0xfffe || (0xfdd0..=0xfdef).contains(&u))
+    !(c.is_control()
+        || (u & 0xfffe) == 0xfffe
+        || (0xfdd0..=0xfdef).contains(&u)
+        || u == 0x2028
+        || u == 0x2029)
 }
 
 /// ASCII bytes that never need quoting (and are "compatible" with double quotes).
@@ -260,6 +268,8 @@ mod tests {
         assert_eq!(q(b"q'\nx", false), "'q'\\'''$'\\n''x'");
         assert_eq!(q(b"", false), "''");
         assert_eq!(q(b"\xc2\x80", true), "''$'\\302\\200'");
+        assert_eq!(q("nf\u{2028}x".as_bytes(), true), r"'nf'$'\342\200\250''x'");
+        assert_eq!(q("\u{2029}".as_bytes(), true), r"''$'\342\200\251'");
         // A `'`, then an escape at the very end: gnulib's second pass (see quotef).
         assert_eq!(q(b"it's\r", false), r"'''it'\''s'$'\r'");
         assert_eq!(q(b"\x01'\x01", false), r"'\001'\'''$'\001'");

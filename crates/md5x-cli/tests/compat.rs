@@ -1072,9 +1072,10 @@ fn random_check_lists_match() {
 
 /// A random file name: bytes that quoting and escaping treat differently (quotes,
 /// blanks, shell characters, control bytes, `\`, newline, CR, bytes >= 0x80 that are
-/// or are not valid UTF-8), 1 to 8 pieces.
+/// or are not valid UTF-8, characters glibc does not print: a C1 control, the line
+/// and paragraph separators), 1 to 8 pieces.
 fn random_name(rng: &mut Rng) -> Vec<u8> {
-    let pieces: [&[u8]; 34] = [
+    let pieces: [&[u8]; 37] = [
         b"a",
         b"Z",
         b"0",
@@ -1109,6 +1110,9 @@ fn random_name(rng: &mut Rng) -> Vec<u8> {
         b"\xe2\x82\xac",
         b"\xe2\x82",
         b"\xef\xbf\xbe",
+        b"\xe2\x80\xa8",
+        b"\xe2\x80\xa9",
+        b"\xc2\x85",
     ];
     let mut n = Vec::new();
     for _ in 0..1 + rng.below(8) {
