@@ -1,6 +1,6 @@
 """md5x against hashlib, measured in the same run (best of N; the ratio is what counts).
 
-    python crates/md5x-py/bench.py [--repeat N] [--only single,bytearray,many,parts,files,largefiles]
+    python crates/md5x-py/bench.py [--repeat N] [--only single,bytearray,updates,many,parts,files,largefiles]
 """
 
 import argparse
@@ -32,7 +32,9 @@ def report(name, t_md5x, t_hashlib, size):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--only", default="single,bytearray,many,parts,files,largefiles")
+    ap.add_argument(
+        "--only", default="single,bytearray,updates,many,parts,files,largefiles"
+    )
     args = ap.parse_args()
     only = set(args.only.split(","))
     r = args.repeat
@@ -56,6 +58,27 @@ def main():
             best(lambda: hashlib.md5(data).digest(), r),
             len(data),
         )
+    if "updates" in only:
+        # Many small updates of one object (records, a protocol's frames): the cost of
+        # each call, more than of the hashing.
+        for size in (16, 1024):
+            for kind in (bytes, bytearray, memoryview):
+                pieces = [kind(os.urandom(size)) for _ in range(1000)]
+
+                def feed(new):
+                    h = new()
+                    for _ in range(20):
+                        for p in pieces:
+                            h.update(p)
+                    return h.digest()
+
+                assert feed(md5x.md5) == feed(hashlib.md5)
+                report(
+                    f"20,000 updates of {size} B {kind.__name__}",
+                    best(lambda: feed(md5x.md5), r),
+                    best(lambda: feed(hashlib.md5), r),
+                    20 * size * len(pieces),
+                )
     if "many" in only:
         bufs = [os.urandom(4096) for _ in range(10_000)]
         assert md5x.hash_many(bufs) == [hashlib.md5(b).digest() for b in bufs]

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -137,8 +138,11 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     if raw.len_bytes() == 0 {
         return Ok(empty(py));
     }
-    if let Some(d) = view_of_bytes(src, &raw)? {
-        return Ok(d);
+    // (A small view is copied out: cheaper than asking it for its object.)
+    if raw.len_bytes() > GIL_FREE_MIN {
+        if let Some(d) = view_of_bytes(src, &raw)? {
+            return Ok(d);
+        }
     }
     match raw.into_typed::<u8>() {
         Ok(b) if b.dimensions() == 1 => with_chunks(b, src),
@@ -146,6 +150,19 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
         // of a memoryview.
         _ => through_memoryview(src, obj),
     }
+}
+
+/// The bytes of a small `bytes` or `bytearray` (at most [`GIL_FREE_MIN`]), which are
+/// hashed with the GIL held: many small updates are common, and for them resolving a
+/// buffer (requesting it, checking its format, releasing it) cost more than the
+/// hashing. A `bytearray` is copied out, as every mutable buffer is.
+fn small_input<'a>(obj: &'a Bound<'_, PyAny>) -> Option<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        let s = b.as_bytes();
+        return (s.len() <= GIL_FREE_MIN).then_some(Cow::Borrowed(s));
+    }
+    let b = obj.cast_exact::<PyByteArray>().ok()?;
+    (b.len() <= GIL_FREE_MIN).then(|| Cow::Owned(b.to_vec()))
 }
 
 /// Whether `obj`'s type exports its buffer through Python code (a `__buffer__` method,
@@ -257,6 +274,11 @@ fn view_of_bytes<'py>(
     }
 }
 
+thread_local! {
+    /// Where [`feed`] copies a small buffer out.
+    static SMALL_BUF: RefCell<[u8; GIL_FREE_MIN]> = const { RefCell::new([0; GIL_FREE_MIN]) };
+}
+
 /// Hash `data` into `sink`: small inputs with the GIL held, larger ones with it
 /// released (`bytes` in place, other buffers chunk by chunk).
 fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -> PyResult<()> {
@@ -272,9 +294,20 @@ fn feed(py: Python<'_>, data: &Data<'_>, sink: &mut (dyn FnMut(&[u8]) + Send)) -
         Data::Buffer(buf, chunks) => {
             let n = buf.len_bytes();
             if n <= GIL_FREE_MIN {
-                let mut tmp = [0u8; GIL_FREE_MIN];
-                buf.copy_to_slice(py, &mut tmp[..n])?;
-                sink(&tmp[..n]);
+                // A buffer kept per thread: zeroing a fresh 4 KiB would cost more than
+                // the rest of a small update. Nothing here runs Python code, so the
+                // borrow cannot be re-entered; a fresh buffer serves if it were.
+                SMALL_BUF.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut tmp) => {
+                        buf.copy_to_slice(py, &mut tmp[..n])?;
+                        sink(&tmp[..n]);
+                        Ok::<_, PyErr>(())
+                    }
+                    Err(_) => {
+                        sink(&buf.to_vec(py)?);
+                        Ok(())
+                    }
+                })?;
             } else if n <= CHUNK {
                 let mut tmp = vec![0u8; n];
                 buf.copy_to_slice(py, &mut tmp)?;
@@ -333,6 +366,10 @@ impl Md5Object {
     }
 
     fn absorb(&self, py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Some(small) = small_input(obj) {
+            self.lock(py).update(&small);
+            return Ok(());
+        }
         let data = resolve(obj)?;
         let mut guard = self.lock(py);
         let h: &mut Md5 = &mut guard;
