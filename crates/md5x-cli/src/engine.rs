@@ -379,8 +379,11 @@ fn stream_file<H: Feed>(mut f: File, h: &mut H, cfg: &Config, pipelined: bool) -
 enum Read1 {
     /// Whole content, in the arena at this range.
     Small(Range<usize>),
-    /// Too big for the arena (or not a plain MD5): already hashed.
+    /// Not a plain MD5 (an ETag at or above its threshold, MD5-P(K), a search):
+    /// already hashed.
     Done(Sum),
+    /// Too big for the arena, and streamed: its MD5, and how many bytes it had.
+    Whole(Digest, u64),
     /// A regular file too big for the arena: its first bytes are in the arena at this
     /// range, the rest is for [`hash_large`] to read, side by side with the batch's
     /// other large files.
@@ -525,7 +528,7 @@ fn read_file(
     } else {
         stream(&mut f, &mut h, cfg)?;
     }
-    Ok(Read1::Done(Sum::md5(h.finalize())))
+    Ok(Read1::Whole(h.finalize(), h.len()))
 }
 
 /// Fill `buf` from `f`: the bytes read, and whether the input ended. The first read
@@ -640,8 +643,15 @@ fn hash_range(
             mode,
         }) = &inputs[i]
         {
+            // A plain MD5, and an ETag whose input is below the threshold (a single
+            // PUT's: the MD5), are read and hashed side by side with the batch's
+            // other files. (A file that grows to the threshold meanwhile is hashed
+            // again, below.)
             let r = File::open(p).and_then(|f| match mode {
                 Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
+                Mode::Etag { threshold, .. } if single_put(&f, *threshold) => {
+                    read_file(f, arena, cfg, solo, defer_streams)
+                }
                 _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
             });
             // (A deferred stream counts as done when the caller has read it.)
@@ -655,8 +665,9 @@ fn hash_range(
     // What each input waits for: the batch's small files hashed together, its large
     // ones hashed together, or nothing more.
     enum Then {
-        Small,
+        Small(u64),
         Large,
+        Whole(Digest, u64),
         Got(Got),
     }
     let mut smalls: Vec<&[u8]> = Vec::new();
@@ -666,14 +677,16 @@ fn hash_range(
         .map(|(i, r)| {
             let then = match r {
                 Ok(Read1::Small(r)) => {
+                    let len = r.len() as u64;
                     smalls.push(&arena.buf[r]);
-                    Then::Small
+                    Then::Small(len)
                 }
                 Ok(Read1::Large(f, prefix)) => {
                     large.push((f, prefix));
                     Then::Large
                 }
                 Ok(Read1::Done(d)) => Then::Got(Got::Done(Ok(d))),
+                Ok(Read1::Whole(d, len)) => Then::Whole(d, len),
                 Ok(Read1::Stream(f)) => Then::Got(Got::Stream(f)),
                 Err(e) => Then::Got(Got::Done(Err(e))),
             };
@@ -683,16 +696,36 @@ fn hash_range(
     let mut digests = hash_batch(&smalls).into_iter();
     let mut large_digests = hash_large(&arena.buf, large, cfg).into_iter();
     let lost = || io::Error::other("internal error: batch size");
+    // The sum of input `i`, read whole as a plain MD5 with `len` bytes.
+    let whole = |i: usize, md5: io::Result<(Digest, u64)>| -> Hashed {
+        let (d, len) = md5?;
+        match &inputs[i] {
+            Some(Job {
+                input: Input::File(p),
+                mode: mode @ Mode::Etag { threshold, .. },
+            }) if len >= *threshold => {
+                // It grew to the threshold while it was read: its ETag is a multipart
+                // one, of what it holds now.
+                let f = File::open(p)?;
+                match hash_path(f, p, *mode, cfg, solo, threads, false)? {
+                    Read1::Done(sum) => Ok(sum),
+                    _ => Err(lost()),
+                }
+            }
+            _ => Ok(Sum::md5(d)),
+        }
+    };
     plan.into_iter()
         .map(|(i, then)| {
             let got = match then {
-                Then::Small => Got::Done(digests.next().map(Sum::md5).ok_or_else(lost)),
-                Then::Large => Got::Done(
-                    large_digests
-                        .next()
-                        .unwrap_or_else(|| Err(lost()))
-                        .map(Sum::md5),
-                ),
+                Then::Small(len) => {
+                    Got::Done(whole(i, digests.next().map(|d| (d, len)).ok_or_else(lost)))
+                }
+                Then::Large => Got::Done(whole(
+                    i,
+                    large_digests.next().unwrap_or_else(|| Err(lost())),
+                )),
+                Then::Whole(d, len) => Got::Done(whole(i, Ok((d, len)))),
                 Then::Got(got) => got,
             };
             (i, got)
@@ -700,17 +733,25 @@ fn hash_range(
         .collect()
 }
 
+/// Whether the opened file `f` is a regular file below `threshold` bytes: its ETag is a
+/// single PUT's, its MD5.
+fn single_put(f: &File, threshold: u64) -> bool {
+    f.metadata()
+        .is_ok_and(|m| m.is_file() && m.len() < threshold)
+}
+
 /// Hash the large regular files of a batch (each opened, with its first bytes in
 /// `arena` at the range given) side by side in the SIMD lanes: those first bytes where
 /// they lie (`md5x::update_many`), then the rest of every file a chunk of each at a
 /// time (`md5x::update_many_from`, positional reads). A file is done at its first read
 /// of 0 bytes (so one that grows or shrinks while read is hashed as read, as md5sum
-/// does), or at an error, which is its result alone. In the order given.
+/// does), or at an error, which is its result alone. In the order given, each MD5 with
+/// the length it hashed.
 fn hash_large(
     arena: &[u8],
     files: Vec<(Deferred, Range<usize>)>,
     cfg: &Config,
-) -> Vec<io::Result<Digest>> {
+) -> Vec<io::Result<(Digest, u64)>> {
     let mut hashers = vec![Md5::new(); files.len()];
     let prefixes: Vec<&[u8]> = files.iter().map(|(_, r)| &arena[r.clone()]).collect();
     md5x::update_many(&mut hashers, &prefixes);
@@ -725,7 +766,7 @@ fn hash_large(
     md5x::update_many_from(&mut hashers, &mut rests)
         .into_iter()
         .zip(&hashers)
-        .map(|(r, h)| r.map(|()| h.finalize()))
+        .map(|(r, h)| r.map(|()| (h.finalize(), h.len())))
         .collect()
 }
 
@@ -977,7 +1018,7 @@ mod tests {
         let held = files.into_iter().map(|(f, r, _)| (f, r)).collect();
         let got: Vec<Digest> = hash_large(&arena.buf, held, &cfg)
             .into_iter()
-            .map(Result::unwrap)
+            .map(|r| r.unwrap().0)
             .collect();
         assert_eq!(got, want);
         std::fs::remove_dir_all(&dir).unwrap();
