@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use md5x::chains::{self, ETag, Etag, EtagError, ParMd5};
+use md5x::chains::{self, limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Digest, Md5};
 
 use crate::algo::part_size_candidates;
@@ -384,6 +384,9 @@ enum Read1 {
     Done(Sum),
     /// Too big for the arena, and streamed: its MD5, and how many bytes it had.
     Whole(Digest, u64),
+    /// A regular file at or above the ETag threshold, of this size and part size: its
+    /// parts are for [`hash_multipart`] to hash, side by side with the batch's others.
+    Parts(Deferred, u64, u64),
     /// A regular file too big for the arena: its first bytes are in the arena at this
     /// range, the rest is for [`hash_large`] to read, side by side with the batch's
     /// other large files.
@@ -645,13 +648,21 @@ fn hash_range(
         {
             // A plain MD5, and an ETag whose input is below the threshold (a single
             // PUT's: the MD5), are read and hashed side by side with the batch's
-            // other files. (A file that grows to the threshold meanwhile is hashed
-            // again, below.)
+            // other files (a file that grows to the threshold meanwhile is hashed
+            // again, below); so are the parts of the batch's multipart ETags.
             let r = File::open(p).and_then(|f| match mode {
                 Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
-                Mode::Etag { threshold, .. } if single_put(&f, *threshold) => {
-                    read_file(f, arena, cfg, solo, defer_streams)
-                }
+                &Mode::Etag {
+                    part_size,
+                    threshold,
+                } => match regular_size(&f) {
+                    Some(size) if size < threshold => read_file(f, arena, cfg, solo, defer_streams),
+                    Some(size) if !solo => match hold_parts(f, size, part_size, threshold) {
+                        Ok(parts) => Ok(parts),
+                        Err(f) => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
+                    },
+                    _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
+                },
                 _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
             });
             // (A deferred stream counts as done when the caller has read it.)
@@ -668,10 +679,12 @@ fn hash_range(
         Small(u64),
         Large,
         Whole(Digest, u64),
+        Parts,
         Got(Got),
     }
     let mut smalls: Vec<&[u8]> = Vec::new();
     let mut large: Vec<(Deferred, Range<usize>)> = Vec::new();
+    let mut multipart: Vec<(Deferred, u64, u64)> = Vec::new();
     let plan: Vec<(usize, Then)> = got
         .into_iter()
         .map(|(i, r)| {
@@ -687,6 +700,10 @@ fn hash_range(
                 }
                 Ok(Read1::Done(d)) => Then::Got(Got::Done(Ok(d))),
                 Ok(Read1::Whole(d, len)) => Then::Whole(d, len),
+                Ok(Read1::Parts(f, size, part_size)) => {
+                    multipart.push((f, size, part_size));
+                    Then::Parts
+                }
                 Ok(Read1::Stream(f)) => Then::Got(Got::Stream(f)),
                 Err(e) => Then::Got(Got::Done(Err(e))),
             };
@@ -695,6 +712,7 @@ fn hash_range(
         .collect();
     let mut digests = hash_batch(&smalls).into_iter();
     let mut large_digests = hash_large(&arena.buf, large, cfg).into_iter();
+    let mut etags = hash_multipart(multipart, cfg).into_iter();
     let lost = || io::Error::other("internal error: batch size");
     // The sum of input `i`, read whole as a plain MD5 with `len` bytes.
     let whole = |i: usize, md5: io::Result<(Digest, u64)>| -> Hashed {
@@ -726,6 +744,7 @@ fn hash_range(
                     large_digests.next().unwrap_or_else(|| Err(lost())),
                 )),
                 Then::Whole(d, len) => Got::Done(whole(i, Ok((d, len)))),
+                Then::Parts => Got::Done(etags.next().unwrap_or_else(|| Err(lost()))),
                 Then::Got(got) => got,
             };
             (i, got)
@@ -733,11 +752,96 @@ fn hash_range(
         .collect()
 }
 
-/// Whether the opened file `f` is a regular file below `threshold` bytes: its ETag is a
-/// single PUT's, its MD5.
-fn single_put(f: &File, threshold: u64) -> bool {
-    f.metadata()
-        .is_ok_and(|m| m.is_file() && m.len() < threshold)
+/// The size of the opened file `f` if it is a regular file.
+fn regular_size(f: &File) -> Option<u64> {
+    f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len())
+}
+
+/// The regular file `f` of `size` bytes (at or above `threshold`), held open for
+/// [`hash_multipart`], or given back where those settings are outside S3's limits
+/// (`etag_file` then says why) or too many files are held open.
+fn hold_parts(f: File, size: u64, part_size: u64, threshold: u64) -> Result<Read1, File> {
+    let parts = chains::part_count(size, part_size, threshold).unwrap_or(0);
+    if Etag::new(part_size, threshold).is_err() || parts == 0 || parts > limits::MAX_PARTS {
+        return Err(f);
+    }
+    Ok(Read1::Parts(Deferred::hold(f)?, size, part_size))
+}
+
+/// The multipart ETags of a batch's files (each held open, with its size when it was
+/// opened and its part size): every part of every file hashed side by side in the
+/// lanes, a chunk of each at a time (`md5x::update_many_from`, positional reads), as
+/// `etag_file` hashes one file's parts. A file is read up to the size it had when
+/// opened; one that has shrunk is an error, never a wrong ETag. In the order given.
+fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed> {
+    let mut owner = Vec::new();
+    let mut readers = Vec::new();
+    for (k, &(ref f, size, part_size)) in files.iter().enumerate() {
+        let mut at = 0;
+        loop {
+            let end = size.min(at + part_size);
+            readers.push(Part {
+                file: &f.0,
+                at,
+                end,
+                progress: cfg.progress.as_deref(),
+            });
+            owner.push(k);
+            at = end;
+            if at == size {
+                break;
+            }
+        }
+    }
+    let mut hashers = vec![Md5::new(); readers.len()];
+    let results = md5x::update_many_from(&mut hashers, &mut readers);
+    let mut outer: Vec<io::Result<(Md5, u32)>> =
+        files.iter().map(|_| Ok((Md5::new(), 0))).collect();
+    for ((r, h), k) in results.into_iter().zip(&hashers).zip(owner) {
+        if let Ok((md5, n)) = &mut outer[k] {
+            match r {
+                Ok(()) => {
+                    md5.update(h.finalize().as_bytes());
+                    *n += 1;
+                }
+                Err(e) => outer[k] = Err(e),
+            }
+        }
+    }
+    outer
+        .into_iter()
+        .map(|o| o.map(|(md5, n)| Sum::etag(ETag::multipart(md5.finalize(), n))))
+        .collect()
+}
+
+/// One part of a file for [`hash_multipart`]: bytes `at..end`, read with positional
+/// reads and counted in the progress line.
+struct Part<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+    progress: Option<&'a Progress>,
+}
+
+impl Read for Part<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf.len().min((self.end - self.at) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "file shrank while it was read",
+            ));
+        }
+        self.at += n as u64;
+        if let Some(p) = self.progress {
+            p.add_bytes(n as u64);
+        }
+        Ok(n)
+    }
 }
 
 /// Hash the large regular files of a batch (each opened, with its first bytes in
@@ -1133,6 +1237,58 @@ mod tests {
             }
             assert_eq!(a, n, "round {round}");
         }
+    }
+
+    /// Multipart ETags hashed part by part across files: each as `s3_etag` gives it
+    /// for the size the file had when it was held (bytes appended later are not
+    /// read), and a file that shrank is an error of its own.
+    #[test]
+    fn multipart_etags_of_held_files() {
+        let _one = HOLDING.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = std::env::temp_dir().join(format!("md5x-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = Config {
+            jobs: 1,
+            progress: None,
+        };
+        const MIB: usize = 1 << 20;
+        let (part, threshold) = (5 * MIB as u64, 0);
+        let sizes = [0, 1, 5 * MIB, 5 * MIB + 1, 12 * MIB + 3, 7 * MIB, 6 * MIB];
+        let mut held = Vec::new();
+        let mut want = Vec::new();
+        for (i, &len) in sizes.iter().enumerate() {
+            let data: Vec<u8> = (0..len).map(|j| (j * 13 + i) as u8).collect();
+            let path = dir.join(format!("p{i}"));
+            std::fs::write(&path, &data).unwrap();
+            let f = File::open(&path).unwrap();
+            match hold_parts(f, len as u64, part, threshold) {
+                Ok(Read1::Parts(d, size, p)) => held.push((d, size, p)),
+                _ => panic!("file {i} not held"),
+            }
+            want.push(chains::s3_etag(&data, part, threshold).unwrap());
+            match i {
+                // Grown after it was held: its ETag is of the first `len` bytes.
+                5 => {
+                    let mut more = data.clone();
+                    more.extend_from_slice(&[7; 1000]);
+                    std::fs::write(&path, &more).unwrap();
+                }
+                // Shrunk: no ETag.
+                6 => std::fs::write(&path, &data[..4 * MIB]).unwrap(),
+                _ => {}
+            }
+        }
+        let got = hash_multipart(held, &cfg);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            match (i, g) {
+                (6, Err(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
+                (6, Ok(_)) => panic!("a file that shrank gave an ETag"),
+                (_, Ok(sum)) => assert_eq!(*sum, Sum::etag(*w), "file {i}"),
+                (_, Err(e)) => panic!("file {i}: {e}"),
+            }
+        }
+        assert_eq!(got.len(), sizes.len());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// At most `MAX_DEFERRED` large files are held open at once, and a file let go
