@@ -1057,62 +1057,21 @@ pub fn run<P>(
     })
 }
 
-/// Where the workers' batches of `inputs` end (each batch is the range from the end of
-/// the one before).
-///
-/// A batch's files are what fills the lanes, so batches are as large as the lanes
-/// ([`batch_cap`]) wherever there are enough inputs for many such batches per worker.
-/// With fewer inputs, batches cut by count alone were either too small to fill the
-/// lanes (40 files of 20 MiB on 2 workers in batches of 2: 0.45-0.50 s, 2.6x `-j1`)
-/// or too uneven (the same files, then 200 of 1 KB, in batches of 48: one worker got
-/// all the large files). There the files' sizes are looked up first, and a batch is
-/// cut at about `1 / workers` of all the bytes: a worker's share of the large files
-/// hashed side by side, and no worker left with more than its share.
+/// Where the workers' batches of `inputs` end ([`md5x::tuning::batch_ends`]: a lane set
+/// of inputs each, or, with few inputs per worker, about a worker's share of their
+/// bytes). 40 files of 20 MiB on 2 workers, in the batches of 2 that this cut by count
+/// before, took 0.45-0.50 s, 2.6x `-j1`.
 fn batch_ends(inputs: &[Option<Job>], workers: usize) -> Vec<usize> {
-    let (len, cap) = (inputs.len(), batch_cap());
-    if len >= workers * 8 * cap {
-        return (1..=len.div_ceil(cap))
-            .map(|k| (k * cap).min(len))
-            .collect();
-    }
-    let sizes: Vec<u64> = inputs
-        .iter()
-        .map(|j| match j {
-            Some(Job {
-                input: Input::File(p),
-                ..
-            }) => std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                .map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .collect();
-    cut_batches(&sizes, workers, cap)
-}
-
-/// [`batch_ends`] for inputs of these sizes: a batch ends at `cap` inputs, or at about
-/// `1 / workers` of all the bytes (before an input that would take it past that, or
-/// at the input that reaches it).
-fn cut_batches(sizes: &[u64], workers: usize, cap: usize) -> Vec<usize> {
-    let target = sizes.iter().sum::<u64>().div_ceil(workers as u64).max(1);
-    let (mut ends, mut count, mut bytes) = (Vec::new(), 0, 0u64);
-    for (i, &size) in sizes.iter().enumerate() {
-        if count > 0 && bytes + size > target {
-            ends.push(i);
-            (count, bytes) = (0, 0);
-        }
-        count += 1;
-        bytes += size;
-        if count == cap || bytes >= target {
-            ends.push(i + 1);
-            (count, bytes) = (0, 0);
-        }
-    }
-    if count > 0 {
-        ends.push(sizes.len());
-    }
-    ends
+    md5x::tuning::batch_ends(inputs.len(), workers, batch_cap(), |i| match &inputs[i] {
+        Some(Job {
+            input: Input::File(p),
+            ..
+        }) => std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0, |m| m.len()),
+        _ => 0,
+    })
 }
 
 fn is_stdin(j: &Option<Job>) -> bool {
@@ -1183,60 +1142,6 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// Batches: a worker's share of the bytes, never more than `cap` inputs, and never
-    /// past a worker's share by more than one input.
-    #[test]
-    fn batches_share_the_bytes_out() {
-        const MIB: u64 = 1 << 20;
-        let cut = |sizes: &[u64], workers| cut_batches(sizes, workers, 48);
-        // Large files alike: one batch for each worker.
-        assert_eq!(cut(&[20 * MIB; 40], 2), [20, 40]);
-        assert_eq!(cut(&[20 * MIB; 40], 4), [10, 20, 30, 40]);
-        // The same with small files after them, or before them.
-        let mut sizes = vec![20 * MIB; 40];
-        sizes.extend([1000; 200]);
-        let ends = cut(&sizes, 2);
-        assert!(ends[0] == 20 && ends[1] >= 40, "{ends:?}");
-        sizes.rotate_left(40);
-        let ends = cut(&sizes, 2);
-        assert_eq!(&ends[ends.len() - 2..], [220, 240]);
-        // Two huge files and many small ones: a huge file alone in the first batch.
-        let mut sizes = vec![1 << 30, 1 << 30];
-        sizes.extend([MIB; 100]);
-        assert_eq!(cut(&sizes, 2)[0], 1);
-        // No bytes at all (empty files, errors): batches of `cap`.
-        assert_eq!(cut(&[0; 100], 2), [48, 96, 100]);
-        assert_eq!(cut(&[], 2), Vec::<usize>::new());
-        // Random sizes: the ends rise to the last input, batches are 1 to `cap`
-        // inputs, and only a batch of one input goes past a worker's share.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for round in 0..500 {
-            let n = round % 200;
-            let workers = 1 + round % 5;
-            let sizes: Vec<u64> = (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % 4096) << (x % 20)
-                })
-                .collect();
-            let target = sizes.iter().sum::<u64>().div_ceil(workers as u64).max(1);
-            let ends = cut(&sizes, workers);
-            let mut a = 0;
-            for &b in &ends {
-                assert!(a < b && b - a <= 48, "round {round}: batch {a}..{b}");
-                let bytes: u64 = sizes[a..b].iter().sum();
-                assert!(
-                    b - a == 1 || bytes <= target,
-                    "round {round}: batch {a}..{b}"
-                );
-                a = b;
-            }
-            assert_eq!(a, n, "round {round}");
-        }
     }
 
     /// Multipart ETags hashed part by part across files: each as `s3_etag` gives it

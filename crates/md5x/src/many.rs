@@ -318,8 +318,8 @@ pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<
     best
 }
 
-/// Benchmark hooks: [`hash_many_into_with`] with a chosen group count and cut-over.
-/// Not part of the stable API.
+/// Benchmark hooks ([`hash_many_into_with`] with a chosen group count and cut-over), and
+/// the batching the command and the Python module share. Not part of the stable API.
 #[doc(hidden)]
 pub mod tuning {
     use super::*;
@@ -419,6 +419,51 @@ pub mod tuning {
         };
         schedule(&k, Backend::Portable, None, inputs, out);
         true
+    }
+
+    /// Where to cut `n` inputs (files) into batches for `workers` threads that each hash
+    /// a batch's inputs side by side; `size(i)` is input `i`'s size in bytes, asked
+    /// only where there are few inputs. Each end is a batch's end index, and the next
+    /// batch starts there. Shared by the command and the Python module.
+    ///
+    /// A batch's inputs are what fills the lanes, so batches hold `cap` inputs (a lane
+    /// set) wherever there are at least 8 such batches for every worker. With fewer
+    /// inputs, batches cut by count alone are either too small to fill the lanes, or
+    /// leave one worker with all the large inputs where those come first or last; so
+    /// there a batch ends at `cap` inputs or at about `1 / workers` of all the bytes
+    /// (before an input that would take it past that, or at the input that reaches
+    /// it): a worker's share of the large inputs in its lanes at once, and no worker
+    /// with more than its share.
+    #[cfg(feature = "alloc")]
+    pub fn batch_ends(
+        n: usize,
+        workers: usize,
+        cap: usize,
+        mut size: impl FnMut(usize) -> u64,
+    ) -> alloc::vec::Vec<usize> {
+        let (workers, cap) = (workers.max(1), cap.max(1));
+        if n >= workers.saturating_mul(8).saturating_mul(cap) {
+            return (1..=n.div_ceil(cap)).map(|k| (k * cap).min(n)).collect();
+        }
+        let sizes: alloc::vec::Vec<u64> = (0..n).map(&mut size).collect();
+        let target = sizes.iter().sum::<u64>().div_ceil(workers as u64).max(1);
+        let (mut ends, mut count, mut bytes) = (alloc::vec::Vec::new(), 0, 0u64);
+        for (i, &len) in sizes.iter().enumerate() {
+            if count > 0 && bytes + len > target {
+                ends.push(i);
+                (count, bytes) = (0, 0);
+            }
+            count += 1;
+            bytes += len;
+            if count == cap || bytes >= target {
+                ends.push(i + 1);
+                (count, bytes) = (0, 0);
+            }
+        }
+        if count > 0 {
+            ends.push(n);
+        }
+        ends
     }
 
     /// The default group count and lanes of `backend`'s lane kernel here, if any.
@@ -873,6 +918,67 @@ mod tests {
     use super::*;
     use crate::kernels::lanes::portable_kernel;
     use alloc::vec::Vec;
+
+    /// Batches: a worker's share of the bytes, never more than `cap` inputs, and never
+    /// past a worker's share by more than one input.
+    #[test]
+    fn batches_share_the_bytes_out() {
+        const MIB: u64 = 1 << 20;
+        let cut =
+            |sizes: &[u64], workers| tuning::batch_ends(sizes.len(), workers, 48, |i| sizes[i]);
+        // Large files alike: one batch for each worker.
+        assert_eq!(cut(&[20 * MIB; 40], 2), [20, 40]);
+        assert_eq!(cut(&[20 * MIB; 40], 4), [10, 20, 30, 40]);
+        // The same with small files after them, or before them.
+        let mut sizes = vec![20 * MIB; 40];
+        sizes.extend([1000; 200]);
+        let ends = cut(&sizes, 2);
+        assert!(ends[0] == 20 && ends[1] >= 40, "{ends:?}");
+        sizes.rotate_left(40);
+        let ends = cut(&sizes, 2);
+        assert_eq!(&ends[ends.len() - 2..], [220, 240]);
+        // Two huge files and many small ones: a huge file alone in the first batch.
+        let mut sizes = vec![1 << 30, 1 << 30];
+        sizes.extend([MIB; 100]);
+        assert_eq!(cut(&sizes, 2)[0], 1);
+        // Enough inputs for 8 lane sets a worker: batches of a lane set, sizes unasked.
+        let ends = tuning::batch_ends(2 * 8 * 48 + 5, 2, 48, |_| panic!("size asked"));
+        assert_eq!(
+            (ends.len(), ends[0], ends[15], ends[16]),
+            (17, 48, 768, 773)
+        );
+        // No bytes at all (empty files, errors): batches of `cap`.
+        assert_eq!(cut(&[0; 100], 2), [48, 96, 100]);
+        assert_eq!(cut(&[], 2), Vec::<usize>::new());
+        // Random sizes: the ends rise to the last input, batches are 1 to `cap`
+        // inputs, and only a batch of one input goes past a worker's share.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..if cfg!(miri) { 20 } else { 500 } {
+            let n = round % 200;
+            let workers = 1 + round % 5;
+            let sizes: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 4096) << (x % 20)
+                })
+                .collect();
+            let target = sizes.iter().sum::<u64>().div_ceil(workers as u64).max(1);
+            let ends = cut(&sizes, workers);
+            let mut a = 0;
+            for &b in &ends {
+                assert!(a < b && b - a <= 48, "round {round}: batch {a}..{b}");
+                let bytes: u64 = sizes[a..b].iter().sum();
+                assert!(
+                    b - a == 1 || bytes <= target,
+                    "round {round}: batch {a}..{b}"
+                );
+                a = b;
+            }
+            assert_eq!(a, n, "round {round}");
+        }
+    }
 
     #[test]
     fn shape_for_weighs_idle_lanes_against_group_speed() {
