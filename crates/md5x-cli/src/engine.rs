@@ -384,8 +384,9 @@ enum Read1 {
     Done(Sum),
     /// Too big for the arena, and streamed: its MD5, and how many bytes it had.
     Whole(Digest, u64),
-    /// A regular file at or above the ETag threshold, of this size and part size: its
-    /// parts are for [`hash_multipart`] to hash, side by side with the batch's others.
+    /// A regular file at or above the ETag threshold, with the ETag's part size and
+    /// threshold: its parts are for [`hash_multipart`] to hash, side by side with the
+    /// batch's others.
     Parts(Deferred, u64, u64),
     /// A regular file too big for the arena: its first bytes are in the arena at this
     /// range, the rest is for [`hash_large`] to read, side by side with the batch's
@@ -700,8 +701,8 @@ fn hash_range(
                 }
                 Ok(Read1::Done(d)) => Then::Got(Got::Done(Ok(d))),
                 Ok(Read1::Whole(d, len)) => Then::Whole(d, len),
-                Ok(Read1::Parts(f, size, part_size)) => {
-                    multipart.push((f, size, part_size));
+                Ok(Read1::Parts(f, part_size, threshold)) => {
+                    multipart.push((f, part_size, threshold));
                     Then::Parts
                 }
                 Ok(Read1::Stream(f)) => Then::Got(Got::Stream(f)),
@@ -765,83 +766,36 @@ fn hold_parts(f: File, size: u64, part_size: u64, threshold: u64) -> Result<Read
     if Etag::new(part_size, threshold).is_err() || parts == 0 || parts > limits::MAX_PARTS {
         return Err(f);
     }
-    Ok(Read1::Parts(Deferred::hold(f)?, size, part_size))
+    Ok(Read1::Parts(Deferred::hold(f)?, part_size, threshold))
 }
 
-/// The multipart ETags of a batch's files (each held open, with its size when it was
-/// opened and its part size): every part of every file hashed side by side in the
-/// lanes, a chunk of each at a time (`md5x::update_many_from`, positional reads), as
-/// `etag_file` hashes one file's parts. A file is read up to the size it had when
-/// opened; one that has shrunk is an error, never a wrong ETag. In the order given.
+/// The ETags of a batch's files at or above the threshold (each held open, with the
+/// ETag's part size and threshold): the parts of all of them side by side in the lanes
+/// (`chains::etag_files`: each file read up to the size it has then, one that shrinks
+/// an error), counted in the progress line as each settings' group is done. In the
+/// order given.
 fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed> {
-    let mut owner = Vec::new();
-    let mut readers = Vec::new();
-    for (k, &(ref f, size, part_size)) in files.iter().enumerate() {
-        let mut at = 0;
-        loop {
-            let end = size.min(at + part_size);
-            readers.push(Part {
-                file: &f.0,
-                at,
-                end,
-                progress: cfg.progress.as_deref(),
-            });
-            owner.push(k);
-            at = end;
-            if at == size {
-                break;
+    let mut out: Vec<Option<Hashed>> = files.iter().map(|_| None).collect();
+    // (Every file of a run has the same settings; groups keep it right if not.)
+    let mut left: Vec<usize> = (0..files.len()).collect();
+    while let Some(&first) = left.first() {
+        let (_, part_size, threshold) = files[first];
+        let (group, rest): (Vec<usize>, Vec<usize>) = left
+            .iter()
+            .partition(|&&i| (files[i].1, files[i].2) == (part_size, threshold));
+        let refs: Vec<&File> = group.iter().map(|&i| &files[i].0 .0).collect();
+        let tags = chains::etag_files(&refs, part_size, threshold);
+        for (&i, tag) in group.iter().zip(tags) {
+            if let (Some(p), Ok(meta)) = (&cfg.progress, files[i].0 .0.metadata()) {
+                p.add_bytes(meta.len());
             }
+            out[i] = Some(tag.map(Sum::etag));
         }
+        left = rest;
     }
-    let mut hashers = vec![Md5::new(); readers.len()];
-    let results = md5x::update_many_from(&mut hashers, &mut readers);
-    let mut outer: Vec<io::Result<(Md5, u32)>> =
-        files.iter().map(|_| Ok((Md5::new(), 0))).collect();
-    for ((r, h), k) in results.into_iter().zip(&hashers).zip(owner) {
-        if let Ok((md5, n)) = &mut outer[k] {
-            match r {
-                Ok(()) => {
-                    md5.update(h.finalize().as_bytes());
-                    *n += 1;
-                }
-                Err(e) => outer[k] = Err(e),
-            }
-        }
-    }
-    outer
-        .into_iter()
-        .map(|o| o.map(|(md5, n)| Sum::etag(ETag::multipart(md5.finalize(), n))))
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(io::Error::other("internal error: batch size"))))
         .collect()
-}
-
-/// One part of a file for [`hash_multipart`]: bytes `at..end`, read with positional
-/// reads and counted in the progress line.
-struct Part<'a> {
-    file: &'a File,
-    at: u64,
-    end: u64,
-    progress: Option<&'a Progress>,
-}
-
-impl Read for Part<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let want = buf.len().min((self.end - self.at) as usize);
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = self.file.read_at(&mut buf[..want], self.at)?;
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "file shrank while it was read",
-            ));
-        }
-        self.at += n as u64;
-        if let Some(p) = self.progress {
-            p.add_bytes(n as u64);
-        }
-        Ok(n)
-    }
 }
 
 /// Hash the large regular files of a batch (each opened, with its first bytes in
@@ -1144,9 +1098,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Multipart ETags hashed part by part across files: each as `s3_etag` gives it
-    /// for the size the file had when it was held (bytes appended later are not
-    /// read), and a file that shrank is an error of its own.
+    /// Multipart ETags hashed part by part across held files: each as `s3_etag` gives
+    /// it for the bytes the file holds when the batch's parts are hashed (one that
+    /// grew or shrank after it was opened included), in order.
     #[test]
     fn multipart_etags_of_held_files() {
         let _one = HOLDING.lock().unwrap_or_else(|e| e.into_inner());
@@ -1162,37 +1116,27 @@ mod tests {
         let mut held = Vec::new();
         let mut want = Vec::new();
         for (i, &len) in sizes.iter().enumerate() {
-            let data: Vec<u8> = (0..len).map(|j| (j * 13 + i) as u8).collect();
+            let mut data: Vec<u8> = (0..len).map(|j| (j * 13 + i) as u8).collect();
             let path = dir.join(format!("p{i}"));
             std::fs::write(&path, &data).unwrap();
             let f = File::open(&path).unwrap();
             match hold_parts(f, len as u64, part, threshold) {
-                Ok(Read1::Parts(d, size, p)) => held.push((d, size, p)),
+                Ok(Read1::Parts(d, p, t)) => held.push((d, p, t)),
                 _ => panic!("file {i} not held"),
             }
-            want.push(chains::s3_etag(&data, part, threshold).unwrap());
             match i {
-                // Grown after it was held: its ETag is of the first `len` bytes.
-                5 => {
-                    let mut more = data.clone();
-                    more.extend_from_slice(&[7; 1000]);
-                    std::fs::write(&path, &more).unwrap();
-                }
-                // Shrunk: no ETag.
-                6 => std::fs::write(&path, &data[..4 * MIB]).unwrap(),
+                5 => data.extend_from_slice(&[7; 1000]),
+                6 => data.truncate(4 * MIB),
                 _ => {}
             }
+            std::fs::write(&path, &data).unwrap();
+            want.push(Sum::etag(chains::s3_etag(&data, part, threshold).unwrap()));
         }
-        let got = hash_multipart(held, &cfg);
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            match (i, g) {
-                (6, Err(e)) => assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof),
-                (6, Ok(_)) => panic!("a file that shrank gave an ETag"),
-                (_, Ok(sum)) => assert_eq!(*sum, Sum::etag(*w), "file {i}"),
-                (_, Err(e)) => panic!("file {i}: {e}"),
-            }
-        }
-        assert_eq!(got.len(), sizes.len());
+        let got: Vec<Sum> = hash_multipart(held, &cfg)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(got, want);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

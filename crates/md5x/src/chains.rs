@@ -642,6 +642,157 @@ pub fn etag_file_with(
     Ok(ETag::multipart(outer.finalize(), parts as u32))
 }
 
+/// S3 ETags of many open files at once, on this thread: the parts of every file (and
+/// each file below the threshold, whole) hashed side by side in the vector lanes, a
+/// chunk of each at a time, with positioned reads (as [`update_many_from`] reads).
+/// For many files, such as a tool that checks a directory against a bucket's listing;
+/// [`etag_file`] spreads one file's parts over every core instead. In the order given.
+///
+/// As in [`etag_file`]: each file is read up to the size it has when this starts, and
+/// one that shrinks meanwhile is an `UnexpectedEof` error, never a wrong ETag; what is
+/// not a regular file is read through to its end, one at a time; settings outside
+/// S3's limits are an `InvalidInput` error carrying the [`EtagError`], for every file,
+/// and so is a file that needs more than 10,000 parts, for that file.
+///
+/// [`update_many_from`]: crate::update_many_from
+///
+/// ```no_run
+/// let files = [std::fs::File::open("a.iso")?, std::fs::File::open("b.bin")?];
+/// let refs: Vec<&std::fs::File> = files.iter().collect();
+/// for tag in md5x::chains::etag_files(&refs, 8 << 20, 8 << 20) {
+///     println!("{}", tag?);
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg(feature = "std")]
+pub fn etag_files(
+    files: &[&std::fs::File],
+    part_size: u64,
+    threshold: u64,
+) -> alloc::vec::Vec<std::io::Result<ETag>> {
+    etag_files_with(Backend::active(), files, part_size, threshold)
+}
+
+/// [`etag_files`] on a chosen backend.
+///
+/// # Panics
+///
+/// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+#[cfg(feature = "std")]
+pub fn etag_files_with(
+    backend: Backend,
+    files: &[&std::fs::File],
+    part_size: u64,
+    threshold: u64,
+) -> alloc::vec::Vec<std::io::Result<ETag>> {
+    use alloc::vec::Vec;
+    use std::io::{Error, ErrorKind};
+    backend.assert_supported();
+    let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
+    if let Err(e) = Etag::new(part_size, threshold) {
+        return files.iter().map(|_| Err(invalid(e))).collect();
+    }
+    // What each file comes to: a result already, or its parts' readers, from
+    // `first` on, `parts` of them (a single PUT: one, with no part count).
+    enum Plan {
+        Done(std::io::Result<ETag>),
+        Parts { first: usize, parts: Option<u64> },
+    }
+    let mut readers = Vec::new();
+    let plans: Vec<Plan> = files
+        .iter()
+        .map(|&file| {
+            let meta = match file.metadata() {
+                Ok(m) => m,
+                Err(e) => return Plan::Done(Err(e)),
+            };
+            if !meta.is_file() {
+                let mut e = Etag::with_backend(backend, part_size, threshold)
+                    .expect("the settings were checked");
+                let r = read_to_end(file, &mut e).and_then(|()| e.finalize().map_err(invalid));
+                return Plan::Done(r);
+            }
+            let size = meta.len();
+            let parts = part_count(size, part_size, threshold);
+            if let Some(n) = parts.filter(|&n| n > limits::MAX_PARTS) {
+                return Plan::Done(Err(invalid(EtagError::TooManyParts {
+                    parts: n,
+                    part_size,
+                })));
+            }
+            let first = readers.len();
+            let step = if parts.is_some() {
+                part_size
+            } else {
+                size.max(1)
+            };
+            let mut at = 0;
+            loop {
+                let end = size.min(at + step);
+                readers.push(PartReader { file, at, end });
+                at = end;
+                if at == size {
+                    break;
+                }
+            }
+            Plan::Parts { first, parts }
+        })
+        .collect();
+    let mut hashers = alloc::vec![Md5::with_backend(backend); readers.len()];
+    let mut results: Vec<Option<std::io::Result<()>>> =
+        crate::update_many_from(&mut hashers, &mut readers)
+            .into_iter()
+            .map(Some)
+            .collect();
+    plans
+        .into_iter()
+        .map(|plan| {
+            let (first, parts) = match plan {
+                Plan::Done(r) => return r,
+                Plan::Parts { first, parts } => (first, parts),
+            };
+            let n = parts.unwrap_or(1) as usize;
+            for r in &mut results[first..first + n] {
+                r.take().unwrap_or(Ok(()))?;
+            }
+            let hashed = &hashers[first..first + n];
+            Ok(match parts {
+                None => ETag::single(hashed[0].finalize()),
+                Some(p) => {
+                    let mut outer = Md5::with_backend(backend);
+                    for h in hashed {
+                        outer.update(h.finalize().as_bytes());
+                    }
+                    ETag::multipart(outer.finalize(), p as u32)
+                }
+            })
+        })
+        .collect()
+}
+
+/// Bytes `at..end` of a file, for [`etag_files`]: positioned reads, and running out of
+/// file before `end` an `UnexpectedEof` error that says the file shrank.
+#[cfg(feature = "std")]
+struct PartReader<'a> {
+    file: &'a std::fs::File,
+    at: u64,
+    end: u64,
+}
+
+#[cfg(feature = "std")]
+impl std::io::Read for PartReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end - self.at).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        read_full_at(self.file, &mut buf[..want], self.at)?;
+        self.at += want as u64;
+        Ok(want)
+    }
+}
+
 /// Feed `e` what `reader` gives up to its end, in order (for what is not a regular
 /// file: there are no positions to read parts at).
 #[cfg(feature = "std")]

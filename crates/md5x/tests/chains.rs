@@ -368,3 +368,81 @@ fn etag_file_reads_a_fifo_to_its_end() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `etag_files`: many files at once, each against `s3_etag` of its bytes, on every
+/// backend: sizes on both sides of the threshold and of the part size, part sizes that
+/// leave a partial block, more parts in all than a lane set, a threshold of 0; a
+/// directory and settings outside S3's limits are errors, never ETags.
+#[test]
+fn etag_files_matches_one_by_one_every_backend() {
+    let dir = std::env::temp_dir().join(format!("md5x-etag-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = (5u64 << 20) + 13;
+    let data = common::bytes(12 * p as usize + 200, 57);
+    let lens = [
+        0,
+        1,
+        55,
+        64,
+        4097,
+        p - 1,
+        p,
+        p + 1,
+        3 * p + 4097,
+        12 * p + 100,
+        2 * p,
+    ];
+    let mut files = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        let path = dir.join(format!("e{i}"));
+        std::fs::write(&path, &data[i..i + len as usize]).unwrap();
+        files.push(std::fs::File::open(&path).unwrap());
+    }
+    files.push(std::fs::File::open(&dir).unwrap());
+    let refs: Vec<&std::fs::File> = files.iter().collect();
+    for threshold in [p, 0, 4097, u64::MAX] {
+        common::for_each_backend(|b| {
+            let got = md5x::chains::etag_files_with(b, &refs, p, threshold);
+            assert_eq!(got.len(), refs.len());
+            for (i, &len) in lens.iter().enumerate() {
+                let want = s3_etag(&data[i..i + len as usize], p, threshold).unwrap();
+                let tag = got[i]
+                    .as_ref()
+                    .unwrap_or_else(|e| panic!("{b}: file {i}: {e}"));
+                assert_eq!(*tag, want, "{b}: threshold {threshold}, len {len}");
+            }
+            assert!(got[lens.len()].is_err(), "{b}: a directory gave an ETag");
+        });
+    }
+    for bad in md5x::chains::etag_files(&refs, 1 << 20, p) {
+        let err = bad.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("outside S3's limits"), "{err}");
+    }
+    assert!(md5x::chains::etag_files(&[], p, p).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A regular file with fewer bytes than its size says (a sysfs file states 4096): no
+/// ETag from `etag_files` or `etag_file`, but the error that says it shrank.
+#[cfg(target_os = "linux")]
+#[test]
+fn etag_files_of_a_file_shorter_than_its_size_is_an_error() {
+    let path = "/sys/devices/system/cpu/online";
+    let (Ok(meta), Ok(bytes)) = (std::fs::metadata(path), std::fs::read(path)) else {
+        eprintln!("NOT RUN: no {path} here");
+        return;
+    };
+    if !meta.is_file() || meta.len() <= bytes.len() as u64 {
+        eprintln!("NOT RUN: {path} is not shorter than its size here");
+        return;
+    }
+    let f = std::fs::File::open(path).unwrap();
+    let p = 5 << 20;
+    for threshold in [0, p] {
+        let r = md5x::chains::etag_files(&[&f], p, threshold).pop().unwrap();
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+        let r = md5x::chains::etag_file(path, p, threshold, 1);
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    }
+}
