@@ -62,6 +62,26 @@ def hash_files(
 def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> str:
     """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts)."""
 
+@overload
+def s3_etags(
+    paths: Iterable[_Path],
+    /,
+    part_size: int = 8388608,
+    threshold: int = 8388608,
+    *,
+    jobs: int | None = None,
+    errors: Literal["raise"] = "raise",
+) -> list[str]: ...
+@overload
+def s3_etags(
+    paths: Iterable[_Path],
+    /,
+    part_size: int = 8388608,
+    threshold: int = 8388608,
+    *,
+    jobs: int | None = None,
+    errors: Literal["return"],
+) -> list[str | OSError | ValueError]: ...
 def md5_par(data: Buffer, k: Literal[4, 8, 16]) -> bytes:
     """The MD5-P(K) digest of a buffer (docs/modes.md); not an MD5 digest."""
 

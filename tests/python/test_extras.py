@@ -1,4 +1,4 @@
-"""What hashlib lacks: hash_many, hash_files, s3_etag, md5_par, backend.
+"""What hashlib lacks: hash_many, hash_files, s3_etag, s3_etags, md5_par, backend.
 
 References: hashlib for plain MD5, and the Python definitions in docs/modes.md for
 MD5-P(K) and S3 ETags.
@@ -459,6 +459,75 @@ def test_s3_etag_errors(tmp_path):
     same_oserror(info.value, open_error(missing))
 
 
+@pytest.fixture(scope="module")
+def etag_files(tmp_path_factory):
+    """Files on both sides of the threshold and the part size (5 MiB + 13: parts that
+    end mid-block), more parts in all than a lane set, and small ones between."""
+    d = tmp_path_factory.mktemp("etags")
+    part = 5 * MiB + 13
+    sizes = [0, 1, 1000, part - 1, part, part + 1, 3 * part + 4097, 12 * part, 2 * part]
+    sizes += [RNG.randrange(0, 3 * part) for _ in range(12)] + [RNG.randrange(5000)] * 20
+    paths = []
+    for i, size in enumerate(sizes):
+        p = d / f"e{i:02}"
+        p.write_bytes(RNG.randbytes(size))
+        paths.append(str(p))
+    return paths, part
+
+
+@pytest.mark.parametrize("jobs", [None, 1, 3])
+def test_s3_etags_against_the_python_definition(etag_files, jobs):
+    paths, part = etag_files
+    datas = [pathlib.Path(p).read_bytes() for p in paths]
+    for threshold in (0, part, 2 * part, 2**64 - 1):
+        want = [etag_reference(d, part, threshold) for d in datas]
+        assert md5x.s3_etags(paths, part, threshold, jobs=jobs) == want, threshold
+    # The defaults, and any path type.
+    want = [etag_reference(d, 8 * MiB, 8 * MiB) for d in datas]
+    assert md5x.s3_etags([pathlib.Path(p) for p in paths], jobs=jobs) == want
+    assert md5x.s3_etags(iter(paths)) == [md5x.s3_etag(p) for p in paths]
+    assert md5x.s3_etags([]) == []
+
+
+def test_s3_etags_errors(etag_files, tmp_path):
+    paths, _ = etag_files
+    part = 5 * MiB  # (The sparse file needs 10,001 parts of it: refused unread.)
+    missing = str(tmp_path / "missing")
+    sparse = tmp_path / "sparse"
+    with open(sparse, "wb") as f:
+        f.truncate(10_000 * 5 * MiB + 1)
+    mixed = paths[:5] + [missing] + paths[5:8] + [str(sparse), str(tmp_path)] + paths[8:]
+    # In place: open()'s OSError, a ValueError for more than 10,000 parts, and an
+    # IsADirectoryError for a directory (read, as s3_etag reads it).
+    got = md5x.s3_etags(mixed, part, part, jobs=2, errors="return")
+    assert len(got) == len(mixed)
+    for p, g in zip(mixed, got):
+        if p == missing:
+            same_oserror(g, open_error(p))
+        elif p == str(sparse):
+            assert isinstance(g, ValueError) and "at most 10000 parts" in str(g)
+        elif p == str(tmp_path):
+            assert isinstance(g, IsADirectoryError), g
+        else:
+            assert g == md5x.s3_etag(p, part, part)
+    # Raised: the first in order.
+    with pytest.raises(FileNotFoundError) as info:
+        md5x.s3_etags(mixed, part, part)
+    same_oserror(info.value, open_error(missing))
+    with pytest.raises(ValueError, match="at most 10000 parts"):
+        md5x.s3_etags([paths[0], str(sparse)], 5 * MiB)
+    # Settings outside S3's limits: ValueError, whatever the files.
+    for bad in (0, 5 * MiB - 1, -1):
+        with pytest.raises(ValueError, match="outside S3's limits"):
+            md5x.s3_etags(paths[:2], bad)
+    with pytest.raises(ValueError):
+        md5x.s3_etags(paths[:2], 5 * MiB, -1)
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        md5x.s3_etags(paths[:2], jobs=0)
+    with pytest.raises(ValueError, match="errors must be"):
+        md5x.s3_etags(paths[:2], errors="ignore")
+
+
 # ------------------------------------------------------------------------------------
 # md5_par, against the definition in docs/modes.md
 
@@ -547,7 +616,7 @@ def test_stubs_ship_with_the_module():
     stub = (pkg / "__init__.pyi").read_text()
     for name in ("class md5", "def file_digest", "def hash_many", "def hash_files"):
         assert name in stub
-    for name in ("def s3_etag", "def md5_par", "def backend"):
+    for name in ("def s3_etag", "def s3_etags", "def md5_par", "def backend"):
         assert name in stub
 
 
@@ -603,11 +672,14 @@ def test_signatures_are_readable():
     import inspect
 
     for f in (md5x.md5, md5x.file_digest, md5x.hash_many, md5x.hash_files, md5x.s3_etag,
-              md5x.md5_par):
+              md5x.s3_etags, md5x.md5_par):
         sig = inspect.signature(f)
         for p in sig.parameters.values():
             assert p.default is not Ellipsis, (f.__name__, str(sig))
     assert str(inspect.signature(md5x.s3_etag)) == "(path, part_size=8388608, threshold=8388608)"
+    assert str(inspect.signature(md5x.s3_etags)) == (
+        "(paths, /, part_size=8388608, threshold=8388608, *, jobs=None, errors='raise')"
+    )
 
 
 def test_paths_with_a_nul_byte_are_rejected_as_open_rejects_them(tmp_path):
@@ -618,6 +690,7 @@ def test_paths_with_a_nul_byte_are_rejected_as_open_rejects_them(tmp_path):
             lambda: md5x.hash_files([bad]),
             lambda: md5x.hash_files([bad], errors="return"),
             lambda: md5x.s3_etag(bad),
+            lambda: md5x.s3_etags([bad]),
         ):
             with pytest.raises(ValueError, match="^embedded null byte$"):
                 call()

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-use md5x::chains::{limits, EtagError, ParMd5};
+use md5x::chains::{limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Backend, Digest, Md5};
 use pyo3::buffer::{PyBuffer, PyUntypedBuffer};
 use pyo3::exceptions::{PyBlockingIOError, PyBufferError, PyOSError, PyTypeError, PyValueError};
@@ -767,18 +767,22 @@ fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead
     }
 }
 
-/// MD5 of every file, on `jobs` threads, each filling the lanes with a batch of files.
-/// `None` marks a file not hashed because an error stopped the work (`stop_on_error`).
-fn hash_paths(
+/// Results for every path, from `jobs` threads that each take batches of up to `cap`
+/// paths and fill the lanes with a batch at a time: `batch(state, range, done)` pushes
+/// `(index, result)` for the paths in `range`, `state` being its thread's (made by
+/// `state(threads)`). With few paths for each thread, batches share the bytes out
+/// (`md5x::tuning::batch_ends`: 40 files of 20 MiB in batches of 48 all went to one of
+/// 2 threads). `None` marks a path left alone because an error stopped the work
+/// (`stop_on_error`).
+fn over_batches<T: Send, S>(
     paths: &[PathBuf],
     jobs: usize,
+    cap: usize,
     stop_on_error: bool,
-) -> Vec<Option<io::Result<Digest>>> {
-    // One batch fills the lanes (measured: more or fewer files per batch is slower);
-    // with few files for each thread, batches share the bytes out (40 files of 20 MiB
-    // in batches of 48 all went to one of 2 threads).
-    let batch = Backend::active().lanes().clamp(8, 64);
-    let ends = md5x::tuning::batch_ends(paths.len(), jobs, batch, |i| {
+    state: impl Fn(usize) -> S + Sync,
+    batch: impl Fn(&mut S, Range<usize>, &mut Vec<(usize, io::Result<T>)>) + Sync,
+) -> Vec<Option<io::Result<T>>> {
+    let ends = md5x::tuning::batch_ends(paths.len(), jobs, cap, |i| {
         std::fs::metadata(&paths[i])
             .ok()
             .filter(|m| m.is_file())
@@ -787,58 +791,115 @@ fn hash_paths(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let threads = jobs.min(ends.len()).max(1);
-    // Large files each worker may hold open for the lanes: far below the usual limit
-    // on open files (1024 on Linux, 256 on macOS) with every thread together; the rest
-    // are streamed one by one.
-    let hold = (MAX_HELD_OPEN / threads).max(1);
     let worker = || {
-        let mut bufs = vec![Vec::new(); batch];
+        let mut st = state(threads);
         let mut done = Vec::new();
-        let mut ready = Vec::with_capacity(batch);
-        let mut large: Vec<(usize, std::fs::File)> = Vec::new();
         while !(stop_on_error && failed.load(Ordering::Relaxed)) {
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(&end) = ends.get(k) else {
                 break;
             };
             let start = if k == 0 { 0 } else { ends[k - 1] };
-            ready.clear();
-            for (slot, i) in (start..end).enumerate() {
-                match read_file(&paths[i], &mut bufs[slot], large.len() < hold) {
-                    Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
-                    Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
-                    Ok(FileRead::Large(f)) => large.push((i, f)),
-                    Err(e) => {
-                        failed.store(true, Ordering::Relaxed);
-                        done.push((i, Err(e)));
-                    }
-                }
-            }
-            let slices: Vec<&[u8]> = ready.iter().map(|&(slot, _, n)| &bufs[slot][..n]).collect();
-            let digests = md5x::hash_many(&slices);
-            done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
-            // The large ones side by side, a chunk of each at a time.
-            let (index, mut files): (Vec<usize>, Vec<std::fs::File>) = large.drain(..).unzip();
-            let mut hashers = vec![Md5::new(); files.len()];
-            let results = md5x::update_many_from(&mut hashers, &mut files);
-            for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
-                if r.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                done.push((i, r.map(|()| h.finalize())));
+            let before = done.len();
+            batch(&mut st, start..end, &mut done);
+            if done[before..].iter().any(|(_, r)| r.is_err()) {
+                failed.store(true, Ordering::Relaxed);
             }
         }
         done
     };
-    let mut out: Vec<Option<io::Result<Digest>>> = Vec::new();
+    let mut out: Vec<Option<io::Result<T>>> = Vec::new();
     out.resize_with(paths.len(), || None);
-    let mut finished: Vec<Vec<(usize, io::Result<Digest>)>> =
-        (0..threads).map(|_| Vec::new()).collect();
+    let mut finished: Vec<Vec<(usize, io::Result<T>)>> = (0..threads).map(|_| Vec::new()).collect();
     on_threads(&mut finished, |done| *done = worker());
     for (i, r) in finished.into_iter().flatten() {
         out[i] = Some(r);
     }
     out
+}
+
+/// A thread's buffers for [`hash_paths`]: one per file of a batch, and the large files
+/// it may hold open.
+struct HashState {
+    bufs: Vec<Vec<u8>>,
+    hold: usize,
+}
+
+/// MD5 of every file, on `jobs` threads, each filling the lanes with a batch of files:
+/// the small ones read whole, the large ones a chunk of each at a time.
+fn hash_paths(
+    paths: &[PathBuf],
+    jobs: usize,
+    stop_on_error: bool,
+) -> Vec<Option<io::Result<Digest>>> {
+    // One batch fills the lanes (measured: more or fewer files per batch is slower).
+    let cap = Backend::active().lanes().clamp(8, 64);
+    let state = |threads: usize| HashState {
+        bufs: vec![Vec::new(); cap],
+        // Large files each thread may hold open for the lanes: far below the usual
+        // limit on open files (1024 on Linux, 256 on macOS) with every thread
+        // together; the rest are streamed one by one.
+        hold: (MAX_HELD_OPEN / threads).max(1),
+    };
+    over_batches(paths, jobs, cap, stop_on_error, state, |st, range, done| {
+        let mut ready = Vec::with_capacity(range.len());
+        let mut large: Vec<(usize, std::fs::File)> = Vec::new();
+        for (slot, i) in range.enumerate() {
+            match read_file(&paths[i], &mut st.bufs[slot], large.len() < st.hold) {
+                Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
+                Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
+                Ok(FileRead::Large(f)) => large.push((i, f)),
+                Err(e) => done.push((i, Err(e))),
+            }
+        }
+        let slices: Vec<&[u8]> = ready
+            .iter()
+            .map(|&(slot, _, n)| &st.bufs[slot][..n])
+            .collect();
+        let digests = md5x::hash_many(&slices);
+        done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
+        // The large ones side by side, a chunk of each at a time.
+        let (index, mut files): (Vec<usize>, Vec<std::fs::File>) = large.into_iter().unzip();
+        let mut hashers = vec![Md5::new(); files.len()];
+        let results = md5x::update_many_from(&mut hashers, &mut files);
+        for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
+            done.push((i, r.map(|()| h.finalize())));
+        }
+    })
+}
+
+/// S3 ETags of every file, on `jobs` threads, each hashing the parts of a batch of
+/// files side by side in the lanes (`chains::etag_files`). A batch holds its files
+/// open: at most [`MAX_HELD_OPEN`] over all threads.
+fn etag_paths(
+    paths: &[PathBuf],
+    part_size: u64,
+    threshold: u64,
+    jobs: usize,
+    stop_on_error: bool,
+) -> Vec<Option<io::Result<ETag>>> {
+    let lanes = Backend::active().lanes().clamp(8, 64);
+    let threads = jobs.min(paths.len()).max(1);
+    let cap = lanes.min(MAX_HELD_OPEN / threads).max(1);
+    over_batches(
+        paths,
+        jobs,
+        cap,
+        stop_on_error,
+        |_| (),
+        |_, range, done| {
+            let mut open = Vec::with_capacity(range.len());
+            for i in range {
+                match std::fs::File::open(&paths[i]) {
+                    Ok(f) => open.push((i, f)),
+                    Err(e) => done.push((i, Err(e))),
+                }
+            }
+            let files: Vec<&std::fs::File> = open.iter().map(|(_, f)| f).collect();
+            let tags = md5x::chains::etag_files(&files, part_size, threshold);
+            done.extend(open.iter().map(|&(i, _)| i).zip(tags));
+        },
+    )
 }
 
 /// A path argument (str, bytes or os.PathLike) as open() takes it: the path, and its
@@ -895,6 +956,29 @@ fn hash_files<'py>(
     jobs: Option<i64>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    let f = file_list(py, paths, jobs, errors)?;
+    let results = py.detach(|| hash_paths(&f.paths, f.jobs, f.raise));
+    file_results(py, results, &f.names, f.raise, |d| {
+        d.to_hex().as_str().to_owned()
+    })
+}
+
+/// The arguments `hash_files` and `s3_etags` share.
+struct FileList<'py> {
+    paths: Vec<PathBuf>,
+    /// Each path as its errors name it (its `os.fspath`).
+    names: Vec<Bound<'py, PyAny>>,
+    jobs: usize,
+    /// Raise the first error (`errors="raise"`), or return errors in place.
+    raise: bool,
+}
+
+fn file_list<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    jobs: Option<i64>,
+    errors: &str,
+) -> PyResult<FileList<'py>> {
     let raise = match errors {
         "raise" => true,
         "return" => false,
@@ -921,25 +1005,51 @@ fn hash_files<'py>(
         .collect::<PyResult<Vec<_>>>()?
         .into_iter()
         .unzip();
-    let results = py.detach(|| hash_paths(&paths, jobs, raise));
+    Ok(FileList {
+        paths,
+        names,
+        jobs,
+        raise,
+    })
+}
+
+/// A result per file as `hash_files` and `s3_etags` give them: `show` of each value,
+/// and each error as the exception open() would raise (a ValueError for S3's
+/// limits), raised (the first in order) or in place.
+fn file_results<'py, T>(
+    py: Python<'py>,
+    results: Vec<Option<io::Result<T>>>,
+    names: &[Bound<'py, PyAny>],
+    raise: bool,
+    show: impl Fn(&T) -> String,
+) -> PyResult<Bound<'py, PyList>> {
     if raise {
         if let Some((i, Some(Err(e)))) = results
             .iter()
             .enumerate()
             .find(|(_, r)| matches!(r, Some(Err(_))))
         {
-            return Err(os_error(py, e, &names[i]));
+            return Err(file_error(py, e, &names[i]));
         }
     }
     let out = PyList::empty(py);
     for (i, r) in results.iter().enumerate() {
         match r {
-            Some(Ok(d)) => out.append(d.to_hex().as_str())?,
-            Some(Err(e)) => out.append(os_error(py, e, &names[i]).into_value(py))?,
+            Some(Ok(v)) => out.append(show(v))?,
+            Some(Err(e)) => out.append(file_error(py, e, &names[i]).into_value(py))?,
             None => unreachable!("every file is hashed unless an error is raised"),
         }
     }
     Ok(out)
+}
+
+/// The exception for an error on file `name`: a ValueError where it is S3's limits
+/// (the settings, or too many parts), else the OSError open() would raise.
+fn file_error(py: Python<'_>, e: &io::Error, name: &Bound<'_, PyAny>) -> PyErr {
+    match e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) {
+        Some(etag_error) => PyValueError::new_err(etag_error.to_string()),
+        None => os_error(py, e, name),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -958,6 +1068,41 @@ fn s3_etag(
     part_size: i128,
     threshold: i128,
 ) -> PyResult<String> {
+    let (part_size, threshold) = etag_settings(part_size, threshold)?;
+    let fspath = py.import("os")?.getattr("fspath")?;
+    let (p, name) = to_path(&fspath, path)?;
+    match py.detach(|| md5x::chains::etag_file(&p, part_size, threshold, 0)) {
+        Ok(tag) => Ok(tag.to_string()),
+        Err(e) => Err(file_error(py, &e, &name)),
+    }
+}
+
+/// s3_etags(paths, part_size=8 MiB, threshold=8 MiB, *, jobs=None, errors="raise"): the
+/// S3 ETag of each file, in order, the parts of many files hashed side by side in the
+/// lanes of every core. Errors as `hash_files` gives them; settings outside S3's
+/// limits raise ValueError.
+#[pyfunction]
+#[pyo3(
+    signature = (paths, /, part_size = 8 << 20, threshold = 8 << 20, *, jobs = None, errors = "raise"),
+    text_signature = "(paths, /, part_size=8388608, threshold=8388608, *, jobs=None, errors='raise')"
+)]
+fn s3_etags<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    part_size: i128,
+    threshold: i128,
+    jobs: Option<i64>,
+    errors: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let (part_size, threshold) = etag_settings(part_size, threshold)?;
+    Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let f = file_list(py, paths, jobs, errors)?;
+    let results = py.detach(|| etag_paths(&f.paths, part_size, threshold, f.jobs, f.raise));
+    file_results(py, results, &f.names, f.raise, ETag::to_string)
+}
+
+/// A part size and a threshold from Python integers.
+fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
     let part_size = u64::try_from(part_size).map_err(|_| {
         // Negative, or beyond 64 bits: outside S3's limits, as the library says it.
         PyValueError::new_err(format!(
@@ -971,15 +1116,7 @@ fn s3_etag(
             "threshold must be from 0 to 2**64 - 1 bytes, not {threshold}"
         ))
     })?;
-    let fspath = py.import("os")?.getattr("fspath")?;
-    let (p, name) = to_path(&fspath, path)?;
-    match py.detach(|| md5x::chains::etag_file(&p, part_size, threshold, 0)) {
-        Ok(tag) => Ok(tag.to_string()),
-        Err(e) => match e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) {
-            Some(etag_error) => Err(PyValueError::new_err(etag_error.to_string())),
-            None => Err(os_error(py, &e, &name)),
-        },
-    }
+    Ok((part_size, threshold))
 }
 
 /// md5_par(data, k): the MD5-P(K) digest (16 bytes) of a buffer; K is 4, 8 or 16.
@@ -1018,6 +1155,7 @@ fn md5x_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hash_many, m)?)?;
     m.add_function(wrap_pyfunction!(hash_files, m)?)?;
     m.add_function(wrap_pyfunction!(s3_etag, m)?)?;
+    m.add_function(wrap_pyfunction!(s3_etags, m)?)?;
     m.add_function(wrap_pyfunction!(md5_par, m)?)?;
     m.add_function(wrap_pyfunction!(backend, m)?)?;
     Ok(())
