@@ -446,15 +446,17 @@ pub mod tuning {
             return (1..=n.div_ceil(cap)).map(|k| (k * cap).min(n)).collect();
         }
         let sizes: alloc::vec::Vec<u64> = (0..n).map(&mut size).collect();
-        let target = sizes.iter().sum::<u64>().div_ceil(workers as u64).max(1);
+        // (Sizes are saturated: a sparse file may say almost 2^63 bytes.)
+        let total = sizes.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        let target = total.div_ceil(workers as u64).max(1);
         let (mut ends, mut count, mut bytes) = (alloc::vec::Vec::new(), 0, 0u64);
         for (i, &len) in sizes.iter().enumerate() {
-            if count > 0 && bytes + len > target {
+            if count > 0 && bytes.saturating_add(len) > target {
                 ends.push(i);
                 (count, bytes) = (0, 0);
             }
             count += 1;
-            bytes += len;
+            bytes = bytes.saturating_add(len);
             if count == cap || bytes >= target {
                 ends.push(i + 1);
                 (count, bytes) = (0, 0);
@@ -947,6 +949,8 @@ mod tests {
             (ends.len(), ends[0], ends[15], ends[16]),
             (17, 48, 768, 773)
         );
+        // Sizes that overflow a sum (sparse files): no panic, one batch each.
+        assert_eq!(cut(&[u64::MAX / 2; 3], 2), [1, 2, 3]);
         // No bytes at all (empty files, errors): batches of `cap`.
         assert_eq!(cut(&[0; 100], 2), [48, 96, 100]);
         assert_eq!(cut(&[], 2), Vec::<usize>::new());
