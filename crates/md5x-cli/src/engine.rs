@@ -772,8 +772,7 @@ fn hold_parts(f: File, size: u64, part_size: u64, threshold: u64) -> Result<Read
 /// The ETags of a batch's files at or above the threshold (each held open, with the
 /// ETag's part size and threshold): the parts of all of them side by side in the lanes
 /// (`chains::etag_files`: each file read up to the size it has then, one that shrinks
-/// an error), counted in the progress line as each settings' group is done. In the
-/// order given.
+/// an error), counted in the progress line as they are read. In the order given.
 fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed> {
     let mut out: Vec<Option<Hashed>> = files.iter().map(|_| None).collect();
     // (Every file of a run has the same settings; groups keep it right if not.)
@@ -784,11 +783,14 @@ fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed>
             .iter()
             .partition(|&&i| (files[i].1, files[i].2) == (part_size, threshold));
         let refs: Vec<&File> = group.iter().map(|&i| &files[i].0 .0).collect();
-        let tags = chains::etag_files(&refs, part_size, threshold);
-        for (&i, tag) in group.iter().zip(tags) {
-            if let (Some(p), Ok(meta)) = (&cfg.progress, files[i].0 .0.metadata()) {
-                p.add_bytes(meta.len());
+        let progress = |n| {
+            if let Some(p) = &cfg.progress {
+                p.add_bytes(n);
             }
+        };
+        let backend = md5x::Backend::active();
+        let tags = chains::etag_files_with(backend, &refs, part_size, threshold, &progress);
+        for (&i, tag) in group.iter().zip(tags) {
             out[i] = Some(tag.map(Sum::etag));
         }
         left = rest;

@@ -670,10 +670,12 @@ pub fn etag_files(
     part_size: u64,
     threshold: u64,
 ) -> alloc::vec::Vec<std::io::Result<ETag>> {
-    etag_files_with(Backend::active(), files, part_size, threshold)
+    etag_files_with(Backend::active(), files, part_size, threshold, &|_| {})
 }
 
-/// [`etag_files`] on a chosen backend.
+/// [`etag_files`] on a chosen backend, calling `progress` with the length of each
+/// read of the regular files as it is done (for a progress line: a batch of large
+/// files can take minutes).
 ///
 /// # Panics
 ///
@@ -684,6 +686,7 @@ pub fn etag_files_with(
     files: &[&std::fs::File],
     part_size: u64,
     threshold: u64,
+    progress: &dyn Fn(u64),
 ) -> alloc::vec::Vec<std::io::Result<ETag>> {
     use alloc::vec::Vec;
     use std::io::{Error, ErrorKind};
@@ -729,7 +732,12 @@ pub fn etag_files_with(
             let mut at = 0;
             loop {
                 let end = size.min(at + step);
-                readers.push(PartReader { file, at, end });
+                readers.push(PartReader {
+                    file,
+                    at,
+                    end,
+                    progress,
+                });
                 at = end;
                 if at == size {
                     break;
@@ -777,6 +785,7 @@ struct PartReader<'a> {
     file: &'a std::fs::File,
     at: u64,
     end: u64,
+    progress: &'a dyn Fn(u64),
 }
 
 #[cfg(feature = "std")]
@@ -789,6 +798,7 @@ impl std::io::Read for PartReader<'_> {
         }
         read_full_at(self.file, &mut buf[..want], self.at)?;
         self.at += want as u64;
+        (self.progress)(want as u64);
         Ok(want)
     }
 }

@@ -402,7 +402,16 @@ fn etag_files_matches_one_by_one_every_backend() {
     let refs: Vec<&std::fs::File> = files.iter().collect();
     for threshold in [p, 0, 4097, u64::MAX] {
         common::for_each_backend(|b| {
-            let got = md5x::chains::etag_files_with(b, &refs, p, threshold);
+            let read = std::sync::atomic::AtomicU64::new(0);
+            let count = |n| {
+                read.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            };
+            let got = md5x::chains::etag_files_with(b, &refs, p, threshold, &count);
+            assert_eq!(
+                read.into_inner(),
+                lens.iter().sum::<u64>(),
+                "{b}: bytes read"
+            );
             assert_eq!(got.len(), refs.len());
             for (i, &len) in lens.iter().enumerate() {
                 let want = s3_etag(&data[i..i + len as usize], p, threshold).unwrap();
