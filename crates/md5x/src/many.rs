@@ -422,9 +422,10 @@ pub mod tuning {
     }
 
     /// Where to cut `n` inputs (files) into batches for `workers` threads that each hash
-    /// a batch's inputs side by side; `size(i)` is input `i`'s size in bytes, asked
-    /// only where there are few inputs. Each end is a batch's end index, and the next
-    /// batch starts there. Shared by the command and the Python module.
+    /// a batch's inputs side by side; `sizes()` gives the inputs' sizes in bytes, and is
+    /// called only where there are few inputs (so a caller can look them up on many
+    /// threads, and only when they are needed). Each end is a batch's end index, and
+    /// the next batch starts there. Shared by the command and the Python module.
     ///
     /// A batch's inputs are what fills the lanes, so batches hold `cap` inputs (a lane
     /// set) wherever there are at least 8 such batches for every worker. With fewer
@@ -439,13 +440,18 @@ pub mod tuning {
         n: usize,
         workers: usize,
         cap: usize,
-        mut size: impl FnMut(usize) -> u64,
+        sizes: impl FnOnce() -> alloc::vec::Vec<u64>,
     ) -> alloc::vec::Vec<usize> {
         let (workers, cap) = (workers.max(1), cap.max(1));
         if n >= workers.saturating_mul(8).saturating_mul(cap) {
             return (1..=n.div_ceil(cap)).map(|k| (k * cap).min(n)).collect();
         }
-        let sizes: alloc::vec::Vec<u64> = (0..n).map(&mut size).collect();
+        let sizes = sizes();
+        assert_eq!(
+            sizes.len(),
+            n,
+            "md5x::tuning::batch_ends: sizes for {n} inputs"
+        );
         // (Sizes are saturated: a sparse file may say almost 2^63 bytes.)
         let total = sizes.iter().fold(0u64, |a, &b| a.saturating_add(b));
         let target = total.div_ceil(workers as u64).max(1);
@@ -926,8 +932,9 @@ mod tests {
     #[test]
     fn batches_share_the_bytes_out() {
         const MIB: u64 = 1 << 20;
-        let cut =
-            |sizes: &[u64], workers| tuning::batch_ends(sizes.len(), workers, 48, |i| sizes[i]);
+        let cut = |sizes: &[u64], workers| {
+            tuning::batch_ends(sizes.len(), workers, 48, || sizes.to_vec())
+        };
         // Large files alike: one batch for each worker.
         assert_eq!(cut(&[20 * MIB; 40], 2), [20, 40]);
         assert_eq!(cut(&[20 * MIB; 40], 4), [10, 20, 30, 40]);
@@ -944,7 +951,7 @@ mod tests {
         sizes.extend([MIB; 100]);
         assert_eq!(cut(&sizes, 2)[0], 1);
         // Enough inputs for 8 lane sets a worker: batches of a lane set, sizes unasked.
-        let ends = tuning::batch_ends(2 * 8 * 48 + 5, 2, 48, |_| panic!("size asked"));
+        let ends = tuning::batch_ends(2 * 8 * 48 + 5, 2, 48, || panic!("sizes asked"));
         assert_eq!(
             (ends.len(), ends[0], ends[15], ends[16]),
             (17, 48, 768, 773)
