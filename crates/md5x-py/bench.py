@@ -1,6 +1,7 @@
 """md5x against hashlib, measured in the same run (best of N; the ratio is what counts).
 
-    python crates/md5x-py/bench.py [--repeat N] [--only single,bytearray,updates,many,parts,files,largefiles]
+    python crates/md5x-py/bench.py [--repeat N]
+        [--only single,bytearray,updates,many,manymutable,parts,files,largefiles,etags]
 """
 
 import argparse
@@ -33,7 +34,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument(
-        "--only", default="single,bytearray,updates,many,parts,files,largefiles"
+        "--only",
+        default="single,bytearray,updates,many,manymutable,parts,files,largefiles,etags",
     )
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -88,6 +90,16 @@ def main():
             best(lambda: [hashlib.md5(b).digest() for b in bufs], r),
             4096 * len(bufs),
         )
+    if "manymutable" in only:
+        # Small mutable buffers (records of a bytearray or mmap), which md5x copies out.
+        bufs = [bytearray(os.urandom(4096)) for _ in range(10_000)]
+        assert md5x.hash_many(bufs) == [hashlib.md5(b).digest() for b in bufs]
+        report(
+            "hash_many(10,000 x 4 KiB bytearray)",
+            best(lambda: md5x.hash_many(bufs), r),
+            best(lambda: [hashlib.md5(b).digest() for b in bufs], r),
+            4096 * len(bufs),
+        )
     if "parts" in only:
         # One 256 MiB mutable buffer sliced into 8 MiB parts (the Content-MD5 of each
         # part of an S3 upload): memoryviews, which md5x must copy out.
@@ -105,6 +117,9 @@ def main():
         bench_files("hash_files(10,000 x 64 KiB, cached)", 10_000, 64 << 10, r)
     if "largefiles" in only:
         bench_files("hash_files(100 x 4 MiB, cached)", 100, 4 << 20, r)
+    if "etags" in only:
+        bench_etags("s3_etags(40 x 20 MiB, 8 MiB parts)", 40, 20 << 20, r)
+        bench_etags("s3_etags(200 x 4 MiB)", 200, 4 << 20, r)
 
 
 def bench_files(name, count, size, r):
@@ -126,6 +141,37 @@ def bench_files(name, count, size, r):
 
         assert md5x.hash_files(paths) == hashlib_loop()
         report(name, best(lambda: md5x.hash_files(paths), r), best(hashlib_loop, r), size * count)
+
+
+def etag_with_hashlib(path, part=8 << 20, threshold=8 << 20):
+    """An S3 ETag as upload tools compute it with hashlib: each part's MD5, then the MD5
+    of those digests (or the file's MD5 below the threshold)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if size < threshold:
+            return hashlib.md5(f.read()).hexdigest()
+        digests = []
+        while chunk := f.read(part):
+            digests.append(hashlib.md5(chunk).digest())
+    return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
+
+
+def bench_etags(name, count, size, r):
+    """s3_etags against hashlib's ETags, one file after another, of `count` files."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i in range(count):
+            p = os.path.join(d, f"{i:05}")
+            with open(p, "wb") as f:
+                f.write(os.urandom(size))
+            paths.append(p)
+        assert md5x.s3_etags(paths) == [etag_with_hashlib(p) for p in paths]
+        report(
+            name,
+            best(lambda: md5x.s3_etags(paths), r),
+            best(lambda: [etag_with_hashlib(p) for p in paths], r),
+            size * count,
+        )
 
 
 if __name__ == "__main__":
