@@ -1015,40 +1015,21 @@ pub fn run<P>(
 
 /// Where the workers' batches of `inputs` end ([`md5x::tuning::batch_ends`]: a lane set
 /// of inputs each, or, with few inputs per worker, about a worker's share of their
-/// bytes). 40 files of 20 MiB on 2 workers, in the batches of 2 that this cut by count
-/// before, took 0.45-0.50 s, 2.6x `-j1`. The sizes are looked up on `workers` threads:
-/// on a network file system each lookup is a round trip, as each open is.
+/// bytes, the sizes looked up on `workers` threads). 40 files of 20 MiB on 2 workers,
+/// in the batches of 2 that this cut by count before, took 0.45-0.50 s, 2.6x `-j1`.
 fn batch_ends(inputs: &[Option<Job>], workers: usize) -> Vec<usize> {
-    let size = |j: &Option<Job>| match j {
-        Some(Job {
-            input: Input::File(p),
-            ..
-        }) => std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .map_or(0, |m| m.len()),
-        _ => 0,
-    };
     md5x::tuning::batch_ends(inputs.len(), workers, batch_cap(), || {
-        let per = inputs.len().div_ceil(workers.max(1)).max(1);
-        std::thread::scope(|s| {
-            // (A share whose thread a process limit refuses is looked up here.)
-            let shares: Vec<_> = inputs
-                .chunks(per)
-                .map(|js| {
-                    let looked_up = std::thread::Builder::new()
-                        .spawn_scoped(s, move || js.iter().map(size).collect::<Vec<u64>>());
-                    (js, looked_up.ok())
-                })
-                .collect();
-            shares
-                .into_iter()
-                .flat_map(|(js, h)| match h.and_then(|h| h.join().ok()) {
-                    Some(sizes) => sizes,
-                    None => js.iter().map(size).collect(),
-                })
-                .collect()
-        })
+        let paths: Vec<Option<&std::path::Path>> = inputs
+            .iter()
+            .map(|j| match j {
+                Some(Job {
+                    input: Input::File(p),
+                    ..
+                }) => Some(p.as_path()),
+                _ => None,
+            })
+            .collect();
+        md5x::tuning::file_sizes(&paths, workers)
     })
 }
 

@@ -809,22 +809,8 @@ fn over_batches<T: Send, S>(
     batch: impl Fn(&mut S, Range<usize>, &mut Vec<(usize, io::Result<T>)>) + Sync,
 ) -> Vec<Option<io::Result<T>>> {
     let ends = md5x::tuning::batch_ends(paths.len(), jobs, cap, || {
-        // Looked up on `jobs` threads: on a network file system each is a round trip.
-        let per = paths.len().div_ceil(jobs.max(1)).max(1);
-        let mut shares: Vec<(&[PathBuf], Vec<u64>)> =
-            paths.chunks(per).map(|ps| (ps, Vec::new())).collect();
-        on_threads(&mut shares, |(ps, sizes)| {
-            *sizes = ps
-                .iter()
-                .map(|p| {
-                    std::fs::metadata(p)
-                        .ok()
-                        .filter(|m| m.is_file())
-                        .map_or(0, |m| m.len())
-                })
-                .collect();
-        });
-        shares.into_iter().flat_map(|(_, sizes)| sizes).collect()
+        let ps: Vec<Option<&Path>> = paths.iter().map(|p| Some(p.as_path())).collect();
+        md5x::tuning::file_sizes(&ps, jobs)
     });
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);

@@ -474,6 +474,39 @@ pub mod tuning {
         ends
     }
 
+    /// The sizes of the regular files at `paths` (0 for `None`, for what is not a regular
+    /// file, and where the lookup fails), for [`batch_ends`]: looked up on up to
+    /// `threads` threads, since on a network file system each lookup is a round trip,
+    /// as each open is. A share whose thread a process limit refuses is looked up on the
+    /// calling thread.
+    #[cfg(feature = "std")]
+    pub fn file_sizes(paths: &[Option<&std::path::Path>], threads: usize) -> alloc::vec::Vec<u64> {
+        use alloc::vec::Vec;
+        let size = |p: &Option<&std::path::Path>| {
+            p.and_then(|p| std::fs::metadata(p).ok())
+                .filter(|m| m.is_file())
+                .map_or(0, |m| m.len())
+        };
+        let per = paths.len().div_ceil(threads.max(1)).max(1);
+        std::thread::scope(|s| {
+            let shares: Vec<_> = paths
+                .chunks(per)
+                .map(|ps| {
+                    let looked_up = std::thread::Builder::new()
+                        .spawn_scoped(s, move || ps.iter().map(size).collect::<Vec<u64>>());
+                    (ps, looked_up.ok())
+                })
+                .collect();
+            shares
+                .into_iter()
+                .flat_map(|(ps, h)| match h.and_then(|h| h.join().ok()) {
+                    Some(sizes) => sizes,
+                    None => ps.iter().map(size).collect(),
+                })
+                .collect()
+        })
+    }
+
     /// The default group count and lanes of `backend`'s lane kernel here, if any.
     pub fn lane_shape(backend: Backend) -> Option<(usize, usize)> {
         backend.lane_kernel().map(|k| (k.lanes / k.width, k.lanes))
@@ -926,6 +959,38 @@ mod tests {
     use super::*;
     use crate::kernels::lanes::portable_kernel;
     use alloc::vec::Vec;
+
+    /// `file_sizes`: a regular file's size, 0 for a directory, a missing path and no
+    /// path, in order, on one thread or several.
+    #[cfg(feature = "std")]
+    #[test]
+    #[cfg_attr(miri, ignore = "the file system (Miri's isolation)")]
+    fn file_sizes_in_order() {
+        let dir = std::env::temp_dir().join(format!("md5x-sizes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut want = Vec::new();
+        let mut owned = Vec::new();
+        for i in 0..7u64 {
+            let p = dir.join(format!("s{i}"));
+            std::fs::write(&p, alloc::vec![1u8; (i * 1000) as usize]).unwrap();
+            owned.push(p);
+            want.push(i * 1000);
+        }
+        let missing = dir.join("missing");
+        let mut paths: Vec<Option<&std::path::Path>> =
+            owned.iter().map(|p| Some(p.as_path())).collect();
+        paths.extend([Some(dir.as_path()), Some(missing.as_path()), None]);
+        want.extend([0, 0, 0]);
+        for threads in [0, 1, 3, 20] {
+            assert_eq!(
+                tuning::file_sizes(&paths, threads),
+                want,
+                "{threads} threads"
+            );
+        }
+        assert!(tuning::file_sizes(&[], 2).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// Batches: a worker's share of the bytes, never more than `cap` inputs, and never
     /// past a worker's share by more than one input.
