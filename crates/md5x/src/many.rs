@@ -274,24 +274,46 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 }
 
 /// A narrower kernel than `backend`'s own for `n` messages (or chains), where that is
-/// measured to be at least as fast: four or fewer fill only half of one AVX2 group,
-/// and every AVX2 CPU has SSE2, whose one group of 4 lanes ran them faster on Zen 1
-/// (MD5-P4: 0.59 against 0.43 bytes/cycle; 256-bit operations are two micro-ops
-/// there, idle lanes included) and as fast on Zen 3 and Zen 5 (one group: SSE2 0.60
-/// and 0.34 bytes/cycle on 4 lanes, AVX2 1.17 and 0.67 on 8, half of that on 4).
+/// measured to be at least as fast:
+///
+/// - Two or fewer (one is left to the single-stream kernel by `min_live`): the
+///   two-message scalar kernel (`kernels::x86_64::pair_kernel`, every x86-64 CPU with
+///   BMI1), two dependent step chains interleaved in the integer registers. On Zen 3
+///   (AMD EPYC family 25 model 1, 2026-11-25, `MD5X_SIZES=1024,8192,1048576
+///   MD5X_COUNTS=2 many_report`, two runs): 3.05-3.08, 2.51-2.55 and 2.44-2.49
+///   cycles/byte at 1 KiB, 8 KiB and 1 MiB, against 3.97-4.01, 3.32-3.34 and
+///   3.24-3.29 for SSE2's or AVX2's one group with the other lanes idle (4.5-4.9 for
+///   the messages one after the other). It is not a vector kernel, so it serves the
+///   SSE2, AVX2 and AVX-512 backends alike.
+/// - Four or fewer on AVX2: they fill only half of one AVX2 group, and every AVX2 CPU
+///   has SSE2, whose one group of 4 lanes ran them faster on Zen 1 (MD5-P4: 0.59
+///   against 0.43 bytes/cycle; 256-bit operations are two micro-ops there, idle lanes
+///   included) and as fast on Zen 3 and Zen 5 (one group: SSE2 0.60 and 0.34
+///   bytes/cycle on 4 lanes, AVX2 1.17 and 0.67 on 8, half of that on 4). Three
+///   messages still go there: the pair and then the single-stream kernel for the
+///   third would take about 3.2 cycles/byte against SSE2's 2.2.
 pub(crate) fn narrow_for(backend: Backend, n: usize) -> Option<LaneKernel> {
     match backend {
+        Backend::Sse2 | Backend::Avx2 | Backend::Avx512 if n <= 2 => pair_kernel(),
         Backend::Avx2 if n <= 4 => Backend::Sse2.lane_kernel_groups(1),
         _ => None,
     }
+}
+
+/// The two-message scalar kernel (`kernels::x86_64::pair_kernel`), where there is one.
+fn pair_kernel() -> Option<LaneKernel> {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    return crate::kernels::x86_64::pair_kernel();
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    None
 }
 
 /// The group count for `n` messages (or jobs: the Server's batches and `etag_file`'s
 /// parts choose with it too): the one with the least estimated time, rounds of
 /// full lanes (`ceil(n / lanes) * lanes` lane-slots, idle ones included) over the
 /// kernel's measured speed with that many groups. Ties go to fewer groups. With equal
-/// lengths on AVX2 (speeds 50 : 100 : 128): up to 4 messages take SSE2's 4 lanes (see
-/// [`narrow_for`]), 5 to 8 take 1 group, 9 to 16 take 2, 17 to 24 take 3, 25 to 32
+/// lengths on AVX2 (speeds 50 : 100 : 128): 2 messages take the two-message scalar
+/// kernel and 3 or 4 SSE2's 4 lanes (see [`narrow_for`]), 5 to 8 take 1 group, 9 to 16 take 2, 17 to 24 take 3, 25 to 32
 /// take 2 (two full rounds of 16 beat 24 + 8), 33 or more take 3. Zen 1's AVX2 speeds
 /// (75 : 100 : 102, `avx2::SPEED_HALF_WIDTH`) give the same shapes.
 pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
@@ -1063,10 +1085,17 @@ mod tests {
             std::eprintln!("AVX2 not available: shape_for(avx2) not tested");
             return;
         }
-        // (messages, lanes, lanes per vector): up to 4 run in SSE2's one group.
+        // (messages, lanes, lanes per vector): up to 2 run in the two-message scalar
+        // kernel (SSE2's one group where the CPU lacks BMI1), up to 4 in SSE2's.
+        let pair = pair_kernel().is_some();
+        if !pair {
+            std::eprintln!("no BMI1: shape_for's two-message kernel not tested");
+        }
         for (n, lanes, width) in [
-            (0, 4, 4),
-            (1, 4, 4),
+            (0, 2, 2),
+            (1, 2, 2),
+            (2, 2, 2),
+            (3, 4, 4),
             (4, 4, 4),
             (5, 8, 8),
             (8, 8, 8),
@@ -1080,9 +1109,17 @@ mod tests {
             (48, 24, 8),
             (1000, 24, 8),
         ] {
+            let (lanes, width) = match (pair, lanes) {
+                (false, 2) => (4, 4),
+                _ => (lanes, width),
+            };
             let k = shape_for(Backend::Avx2, n).unwrap();
             assert_eq!((k.lanes, k.width), (lanes, width), "{n} messages");
         }
+        // SSE2 too takes the two-message kernel for 2, its own group for 3.
+        let lanes = |n| shape_for(Backend::Sse2, n).map(|k| k.lanes);
+        assert_eq!(lanes(2), Some(if pair { 2 } else { 4 }));
+        assert_eq!(lanes(3), Some(4));
     }
 
     /// Intel's AVX-512 speeds (86 : 100 : 96): 2 groups wherever they waste no more
