@@ -293,11 +293,15 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 ///   messages still go there: the pair and then the single-stream kernel for the
 ///   third would take about 3.2 cycles/byte against SSE2's 2.2.
 pub(crate) fn narrow_for(backend: Backend, n: usize) -> Option<LaneKernel> {
-    match backend {
+    let pair = match backend {
         Backend::Sse2 | Backend::Avx2 | Backend::Avx512 if n <= 2 => pair_kernel(),
+        _ => None,
+    };
+    // (Without BMI1, which a hypervisor may hide, two messages go where four do.)
+    pair.or_else(|| match backend {
         Backend::Avx2 if n <= 4 => Backend::Sse2.lane_kernel_groups(1),
         _ => None,
-    }
+    })
 }
 
 /// The two-message scalar kernel (`kernels::x86_64::pair_kernel`), where there is one.
