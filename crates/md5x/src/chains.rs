@@ -642,6 +642,184 @@ pub fn etag_file_with(
     Ok(ETag::multipart(outer.finalize(), parts as u32))
 }
 
+/// The S3 ETags of one input for several part sizes at once, read once: for an ETag
+/// whose part size is unknown, where every part size that gives its part count is a
+/// candidate (`md5x -c` checks `hex-N` lines so). Trying the candidates one after the
+/// other reads the input once for each, up to 64 times for a file whose ETag matches
+/// none of them (a damaged file); here the candidates whose current parts start at the
+/// same offset share one MD5, and the distinct ones are hashed side by side in the
+/// vector lanes (on up to `threads` threads; 0 means one per core).
+///
+/// The input is read to its end. Each result is what [`s3_etag`] gives for that part
+/// size over the same bytes: an [`EtagError`] for a part size outside S3's limits or
+/// an input that needs more than 10,000 parts of it. The outer error is the reader's.
+///
+/// ```
+/// use md5x::chains::{etags_by_part_size, s3_etag};
+/// let data = vec![7u8; 17 << 20];
+/// let sizes = [5 << 20, 8 << 20, 9 << 20];
+/// let tags = etags_by_part_size(&data[..], &sizes, 8 << 20, 1).unwrap();
+/// for (tag, &p) in tags.iter().zip(&sizes) {
+///     assert_eq!(*tag, s3_etag(&data, p, 8 << 20));
+/// }
+/// ```
+#[cfg(feature = "std")]
+pub fn etags_by_part_size(
+    reader: impl std::io::Read,
+    part_sizes: &[u64],
+    threshold: u64,
+    threads: usize,
+) -> std::io::Result<alloc::vec::Vec<Result<ETag, EtagError>>> {
+    etags_by_part_size_with(Backend::active(), reader, part_sizes, threshold, threads)
+}
+
+/// [`etags_by_part_size`] on a chosen backend.
+///
+/// # Panics
+///
+/// If this CPU cannot run `backend` (see [`Backend::is_supported`]).
+#[cfg(feature = "std")]
+pub fn etags_by_part_size_with(
+    backend: Backend,
+    mut reader: impl std::io::Read,
+    part_sizes: &[u64],
+    threshold: u64,
+    threads: usize,
+) -> std::io::Result<alloc::vec::Vec<Result<ETag, EtagError>>> {
+    use alloc::vec::Vec;
+    backend.assert_supported();
+    /// Read at most this much at a time (less up to the next part boundary).
+    const CHUNK: u64 = 1 << 20;
+    /// One part size's progress: where its current part starts, and the MD5 of its
+    /// finished parts' digests.
+    struct Candidate {
+        part_size: u64,
+        start: u64,
+        outer: Md5,
+        parts: u64,
+    }
+    let mut cands: Vec<Result<Candidate, EtagError>> = part_sizes
+        .iter()
+        .map(|&part_size| match part_size {
+            limits::MIN_PART_SIZE..=limits::MAX_PART_SIZE => Ok(Candidate {
+                part_size,
+                start: 0,
+                outer: Md5::with_backend(backend),
+                parts: 0,
+            }),
+            _ => Err(EtagError::PartSize(part_size)),
+        })
+        .collect();
+    // One MD5 per distinct start of a current part, in increasing order of start; the
+    // one at 0 also stays while the input may end below the threshold (its ETag is
+    // then the MD5 of the whole).
+    let mut starts: Vec<u64> = alloc::vec![0];
+    let mut hashers: Vec<Md5> = alloc::vec![Md5::with_backend(backend)];
+    let at = |starts: &[u64], start: u64| {
+        starts
+            .binary_search(&start)
+            .unwrap_or_else(|_| unreachable!("every current part has its stream"))
+    };
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let mut buf = alloc::vec![0u8; CHUNK as usize];
+    let mut pos = 0u64;
+    loop {
+        let boundary = cands
+            .iter()
+            .flatten()
+            .map(|c| c.start + c.part_size)
+            .min()
+            .unwrap_or(u64::MAX);
+        let want = CHUNK.min(boundary - pos) as usize;
+        let n = match reader.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        update_all(&mut hashers, &buf[..n], threads);
+        pos += n as u64;
+        for c in cands.iter_mut().flatten() {
+            if pos == c.start + c.part_size {
+                c.outer
+                    .update(hashers[at(&starts, c.start)].finalize().as_bytes());
+                c.parts += 1;
+                c.start = pos;
+            }
+        }
+        if cands.iter().flatten().any(|c| c.start == pos) {
+            starts.push(pos);
+            hashers.push(Md5::with_backend(backend));
+        }
+        let keep: Vec<bool> = starts
+            .iter()
+            .map(|&s| (s == 0 && pos < threshold) || cands.iter().flatten().any(|c| c.start == s))
+            .collect();
+        let mut k = keep.iter();
+        starts.retain(|_| k.next() == Some(&true));
+        let mut k = keep.iter();
+        hashers.retain(|_| k.next() == Some(&true));
+    }
+    Ok(cands
+        .into_iter()
+        .map(|c| {
+            let c = c?;
+            if part_count(pos, c.part_size, threshold).is_none() {
+                return Ok(ETag::single(hashers[at(&starts, 0)].finalize()));
+            }
+            let (mut outer, mut parts) = (c.outer, c.parts);
+            if c.start < pos || parts == 0 {
+                outer.update(hashers[at(&starts, c.start)].finalize().as_bytes());
+                parts += 1;
+            }
+            if parts > limits::MAX_PARTS {
+                return Err(EtagError::TooManyParts {
+                    parts,
+                    part_size: c.part_size,
+                });
+            }
+            Ok(ETag::multipart(outer.finalize(), parts as u32))
+        })
+        .collect())
+}
+
+/// Feed `data` to every hasher, side by side in the lanes ([`crate::update_many`]); a
+/// lane set of hashers or more per thread on up to `threads` threads (fewer where a
+/// process limit refuses some), this one among them.
+#[cfg(feature = "std")]
+fn update_all(hashers: &mut [Md5], data: &[u8], threads: usize) {
+    let Some(first) = hashers.first() else {
+        return;
+    };
+    let per = hashers
+        .len()
+        .div_ceil(threads.max(1))
+        .max(first.backend().lanes());
+    let update = |hs: &mut [Md5]| crate::update_many(hs, &alloc::vec![data; hs.len()]);
+    if per >= hashers.len() {
+        return update(hashers);
+    }
+    let helpers = hashers.len().div_ceil(per).min(threads) - 1;
+    let work = std::sync::Mutex::new(hashers.chunks_mut(per).collect::<alloc::vec::Vec<_>>());
+    let take = || work.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    let drain = || {
+        while let Some(hs) = take() {
+            update(hs);
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 0..helpers {
+            if std::thread::Builder::new().spawn_scoped(s, drain).is_err() {
+                break;
+            }
+        }
+        drain();
+    });
+}
+
 /// S3 ETags of many open files at once, on this thread: the parts of every file (and
 /// each file below the threshold, whole) hashed side by side in the vector lanes, a
 /// chunk of each at a time, with positioned reads (as [`update_many_from`] reads).

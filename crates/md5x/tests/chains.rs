@@ -455,3 +455,114 @@ fn etag_files_of_a_file_shorter_than_its_size_is_an_error() {
         assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
     }
 }
+
+/// A reader that hands out at most `step` bytes a call, with an `Interrupted` error
+/// before every third read, and then a real error if `fail_at` is reached.
+struct Choppy<'a> {
+    data: &'a [u8],
+    step: usize,
+    calls: usize,
+    fail_at: Option<usize>,
+}
+
+impl std::io::Read for Choppy<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls.is_multiple_of(3) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        if self.fail_at.is_some_and(|f| self.data.len() <= f) {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = self.step.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// One read of the input gives, for every part size, what `s3_etag` gives for it:
+/// lengths on both sides of the part boundaries of several candidates at once (some
+/// sharing boundaries, as 5 and 10 MiB do, some not), part sizes outside S3's limits,
+/// thresholds below, at and above the length, 1 to 3 threads, reads of any size, and
+/// every backend.
+#[test]
+fn etags_by_part_size_match_one_size_at_a_time() {
+    use md5x::chains::{etags_by_part_size, etags_by_part_size_with};
+    const MIB: u64 = 1 << 20;
+    let data = common::bytes((21 * MIB + 77) as usize, 11);
+    let sizes = [
+        5 * MIB,
+        10 * MIB,
+        5 * MIB + 1,
+        7 * MIB + 3,
+        8 * MIB,
+        21 * MIB + 77,
+        64 * MIB,
+        MIB,
+        6 << 30,
+    ];
+    for len in [
+        0,
+        1,
+        5 * MIB - 1,
+        5 * MIB,
+        5 * MIB + 1,
+        10 * MIB,
+        10 * MIB + 2,
+        15 * MIB + 5,
+        21 * MIB + 77,
+    ] {
+        let data = &data[..len as usize];
+        for threshold in [0, 5 * MIB, 8 * MIB, 10 * MIB, u64::MAX] {
+            let want: Vec<_> = sizes.iter().map(|&p| s3_etag(data, p, threshold)).collect();
+            for threads in [1, 2, 3] {
+                let got = etags_by_part_size(data, &sizes, threshold, threads).unwrap();
+                assert_eq!(
+                    got, want,
+                    "len {len}, threshold {threshold}, {threads} threads"
+                );
+            }
+            let reader = Choppy {
+                data,
+                step: 333_333,
+                calls: 0,
+                fail_at: None,
+            };
+            let got = etags_by_part_size(reader, &sizes, threshold, 2).unwrap();
+            assert_eq!(got, want, "len {len}, threshold {threshold}, short reads");
+        }
+    }
+    assert!(matches!(
+        etags_by_part_size(&data[..], &sizes, 0, 1).unwrap()[7],
+        Err(EtagError::PartSize(_))
+    ));
+    common::for_each_backend(|b| {
+        for len in [9 * MIB + 1, 21 * MIB + 77] {
+            let data = &data[..len as usize];
+            let want: Vec<_> = sizes.iter().map(|&p| s3_etag(data, p, 5 * MIB)).collect();
+            let got = etags_by_part_size_with(b, data, &sizes, 5 * MIB, 2).unwrap();
+            assert_eq!(got, want, "{b}: len {len}");
+        }
+    });
+    // More candidates than one kernel's lanes, each with a part starting apart from
+    // the others': the streams are split over the threads.
+    let many: Vec<u64> = (0..60).map(|i| 5 * MIB + 4096 * i).collect();
+    let data = &data[..(12 * MIB + 5) as usize];
+    let want: Vec<_> = many.iter().map(|&p| s3_etag(data, p, 0)).collect();
+    for threads in [1, 2, 3] {
+        let got = etags_by_part_size(data, &many, 0, threads).unwrap();
+        assert_eq!(got, want, "60 part sizes, {threads} threads");
+    }
+    // The reader's error is the error; no ETag comes out of part of the input.
+    let reader = Choppy {
+        data,
+        step: 1 << 20,
+        calls: 0,
+        fail_at: Some(3 << 20),
+    };
+    let err = etags_by_part_size(reader, &sizes, 0, 1).unwrap_err();
+    assert_eq!(err.to_string(), "disk on fire");
+    // No part sizes: nothing to compute, but the input is still read through.
+    assert!(etags_by_part_size(data, &[], 0, 1).unwrap().is_empty());
+}
