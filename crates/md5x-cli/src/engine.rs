@@ -343,21 +343,37 @@ fn hash_regular(
             Ok(Sum::etag(t))
         }
         Mode::Search { target, threshold } => {
-            drop(f);
             let Some(n) = target.parts() else {
                 return Ok(no_match(target));
             };
             if size < threshold {
                 return Ok(no_match(target));
             }
-            for p in part_size_candidates(size, n) {
-                let t = chains::etag_file(path, p, threshold, threads)?;
-                if t == target {
+            let matched = |p: u64| Sum {
+                part_size: Some(p),
+                ..Sum::etag(target)
+            };
+            // The common part sizes one at a time, each a pass with its parts on every
+            // core (the usual match); the others in one pass that computes them all
+            // (a damaged file matches none, and up to 64 passes took 64 reads).
+            let (common, others): (Vec<u64>, Vec<u64>) = part_size_candidates(size, n)
+                .into_iter()
+                .partition(|p| crate::algo::COMMON_PART_SIZES.contains(p));
+            for p in common {
+                if chains::etag_file(path, p, threshold, threads)? == target {
                     add(size);
-                    return Ok(Sum {
-                        part_size: Some(p),
-                        ..Sum::etag(t)
-                    });
+                    return Ok(matched(p));
+                }
+            }
+            if !others.is_empty() {
+                let tags = chains::etags_by_part_size(f, &others, threshold, threads)?;
+                if let Some((&p, _)) = others
+                    .iter()
+                    .zip(tags)
+                    .find(|(_, t)| t.as_ref() == Ok(&target))
+                {
+                    add(size);
+                    return Ok(matched(p));
                 }
             }
             add(size);

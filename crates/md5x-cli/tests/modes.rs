@@ -234,6 +234,26 @@ fn etag_defaults_and_part_size_search() {
         .contains("WARNING: 1 computed checksum did NOT match"));
     assert_eq!(o.code, Some(1));
 
+    // Part sizes no tool defaults to (2 parts of 17 MiB: 9 to 16 MiB; 15 and 16 are
+    // common and tried first, the others in one pass): found too, and named.
+    for (size, shown) in [
+        ("9MiB", "9 MiB"),
+        ("13631488", "13 MiB"),
+        ("14MiB", "14 MiB"),
+    ] {
+        let o = md5x(dir, &["--etag", "--part-size", size, "big"], b"");
+        assert!(o.out().ends_with("-2  big\n"), "{}", o.out());
+        fs::write(dir.join("sums-odd-size"), &o.stdout).unwrap();
+        let o = md5x(dir, &["--etag", "-c", "sums-odd-size"], b"");
+        assert_eq!(
+            o.out(),
+            format!("big: OK (part size {shown})\n"),
+            "{}",
+            o.stderr
+        );
+        assert_eq!(o.code, Some(0));
+    }
+
     // The file on standard input of check mode (`-` in the list): the streaming search.
     let hex = first.split("  ").next().unwrap().to_string();
     fs::write(dir.join("sums-stdin"), format!("{hex}  -\n")).unwrap();
