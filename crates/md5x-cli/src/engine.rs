@@ -157,20 +157,6 @@ impl Feed for ParMd5 {
     }
 }
 
-impl Feed for Etag {
-    fn feed(&mut self, data: &[u8]) {
-        self.update(data);
-    }
-}
-
-impl<T: Feed> Feed for Vec<T> {
-    fn feed(&mut self, data: &[u8]) {
-        for h in self.iter_mut() {
-            h.feed(data);
-        }
-    }
-}
-
 /// A streaming ETag whose part size may be outside S3's limits: then the input is
 /// fine as long as it stays below the threshold (a single PUT: its MD5), and an error
 /// once it reaches it.
@@ -247,27 +233,41 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             h.finalize().map(Sum::etag)
         }
         Mode::Search { target, threshold } => {
-            // The size is known only at the end: run the common part sizes side by
-            // side, then keep those that give the target's part count.
-            let sizes: Vec<u64> = crate::algo::COMMON_PART_SIZES.to_vec();
-            let mut hs: Vec<Etag> = sizes
+            // The size is known only at the end: the common part sizes all at once (one
+            // read; parts that start together share an MD5, the others go side by side
+            // in the lanes), then the first that gives the target is reported (every
+            // size gives the same one-part ETag; check mode then says "one part").
+            let sizes = crate::algo::COMMON_PART_SIZES;
+            let r = Counted { inner: r, cfg };
+            let tags = chains::etags_by_part_size(r, &sizes, threshold, cfg.jobs)?;
+            let found = sizes
                 .iter()
-                .filter_map(|&p| Etag::new(p, threshold).ok())
-                .collect();
-            stream(r, &mut hs, cfg)?;
-            // The first size that matches is reported (every size gives the same
-            // one-part ETag; check mode then says "one part").
-            for (h, p) in hs.iter().zip(sizes) {
-                let Ok(t) = h.finalize() else { continue };
-                if t == target {
-                    return Ok(Sum {
-                        part_size: Some(p),
-                        ..Sum::etag(t)
-                    });
-                }
-            }
-            Ok(no_match(target))
+                .zip(tags)
+                .find(|(_, t)| t.as_ref() == Ok(&target));
+            Ok(match found {
+                Some((&p, _)) => Sum {
+                    part_size: Some(p),
+                    ..Sum::etag(target)
+                },
+                None => no_match(target),
+            })
         }
+    }
+}
+
+/// A reader whose reads move the progress line.
+struct Counted<'a, R> {
+    inner: R,
+    cfg: &'a Config,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(p) = &self.cfg.progress {
+            p.add_bytes(n as u64);
+        }
+        Ok(n)
     }
 }
 
