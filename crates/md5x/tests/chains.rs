@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::Choppy;
+
 use md5x::chains::{md5_par, part_count, s3_etag, ETag, Etag, EtagError, ParMd5};
 use rand::{Rng, SeedableRng};
 
@@ -456,31 +458,6 @@ fn etag_files_of_a_file_shorter_than_its_size_is_an_error() {
     }
 }
 
-/// A reader that hands out at most `step` bytes a call, with an `Interrupted` error
-/// before every third read, and then a real error if `fail_at` is reached.
-struct Choppy<'a> {
-    data: &'a [u8],
-    step: usize,
-    calls: usize,
-    fail_at: Option<usize>,
-}
-
-impl std::io::Read for Choppy<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.calls += 1;
-        if self.calls.is_multiple_of(3) {
-            return Err(std::io::ErrorKind::Interrupted.into());
-        }
-        if self.fail_at.is_some_and(|f| self.data.len() <= f) {
-            return Err(std::io::Error::other("disk on fire"));
-        }
-        let n = self.step.min(buf.len()).min(self.data.len());
-        buf[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
-}
-
 /// One read of the input gives, for every part size, what `s3_etag` gives for it:
 /// lengths on both sides of the part boundaries of several candidates at once (some
 /// sharing boundaries, as 5 and 10 MiB do, some not), part sizes outside S3's limits,
@@ -525,8 +502,8 @@ fn etags_by_part_size_match_one_size_at_a_time() {
             }
             let reader = Choppy {
                 data,
-                step: 333_333,
-                calls: 0,
+                pos: 0,
+                seed: len + threshold % 1000 + 1,
                 fail_at: None,
             };
             let got = etags_by_part_size(reader, &sizes, threshold, 2).unwrap();
@@ -557,8 +534,8 @@ fn etags_by_part_size_match_one_size_at_a_time() {
     // The reader's error is the error; no ETag comes out of part of the input.
     let reader = Choppy {
         data,
-        step: 1 << 20,
-        calls: 0,
+        pos: 0,
+        seed: 5,
         fail_at: Some(3 << 20),
     };
     let err = etags_by_part_size(reader, &sizes, 0, 1).unwrap_err();

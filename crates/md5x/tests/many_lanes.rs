@@ -3,7 +3,7 @@
 //! logic, including its `vpternlogd` round functions, on machines without AVX-512).
 mod common;
 
-use common::{bytes, for_each_backend, reference};
+use common::{bytes, for_each_backend, reference, Choppy};
 use md5x::{tuning, Backend, Digest, Lanes};
 
 fn zero() -> Digest {
@@ -244,36 +244,6 @@ fn update_many_random_rounds() {
             }
         }
     });
-}
-
-/// A reader that gives its bytes in pieces of random sizes, is interrupted now and then,
-/// and, when `fail_at` is set, fails once it has given that many bytes.
-struct Choppy<'a> {
-    data: &'a [u8],
-    pos: usize,
-    seed: u64,
-    fail_at: Option<usize>,
-}
-
-impl std::io::Read for Choppy<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        if self.seed.is_multiple_of(7) {
-            return Err(std::io::ErrorKind::Interrupted.into());
-        }
-        let end = self.fail_at.unwrap_or(usize::MAX).min(self.data.len());
-        if self.pos >= end && self.fail_at.is_some_and(|f| f < self.data.len()) {
-            return Err(std::io::Error::other("disk on fire"));
-        }
-        let n = (1 + self.seed as usize % 100_000)
-            .min(buf.len())
-            .min(end - self.pos);
-        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
 }
 
 /// `update_many_from` on every backend: more readers than the lanes (so readers that

@@ -81,3 +81,33 @@ pub fn bytes(len: usize, seed: u64) -> Vec<u8> {
 pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// A reader that gives its bytes in pieces of random sizes, is interrupted now and then,
+/// and, when `fail_at` is set, fails once it has given that many bytes.
+pub struct Choppy<'a> {
+    pub data: &'a [u8],
+    pub pos: usize,
+    pub seed: u64,
+    pub fail_at: Option<usize>,
+}
+
+impl std::io::Read for Choppy<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        if self.seed.is_multiple_of(7) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let end = self.fail_at.unwrap_or(usize::MAX).min(self.data.len());
+        if self.pos >= end && self.fail_at.is_some_and(|f| f < self.data.len()) {
+            return Err(std::io::Error::other("disk on fire"));
+        }
+        let n = (1 + self.seed as usize % 100_000)
+            .min(buf.len())
+            .min(end - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
