@@ -645,8 +645,8 @@ pub fn etag_file_with(
 /// The S3 ETags of one input for several part sizes at once, read once: for an ETag
 /// whose part size is unknown, where every part size that gives its part count is a
 /// candidate (`md5x -c` checks `hex-N` lines so). Trying the candidates one after the
-/// other reads the input once for each, up to 64 times for a file whose ETag matches
-/// none of them (a damaged file); here the candidates whose current parts start at the
+/// other reads the input once for each, every one of them for a file whose ETag
+/// matches none (a damaged file); here the candidates whose current parts start at the
 /// same offset share one MD5, and the distinct ones are hashed side by side in the
 /// vector lanes (on up to `threads` threads; 0 means one per core).
 ///
