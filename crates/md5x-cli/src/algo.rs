@@ -107,6 +107,18 @@ pub const COMMON_PART_SIZES: [u64; 11] = [
 /// took 31 s; a 256 MiB one (128 candidates) 1.5 s, against 17 s.
 pub const MAX_CANDIDATES: usize = 256;
 
+/// The whole numbers of MiB that, as part sizes S3 accepts, cut `size` bytes into
+/// exactly `parts` parts (two or more), as a range of MiB (empty when there are none):
+/// `parts` parts of `p` bytes hold `size` when `(parts - 1) * p < size <= parts * p`.
+fn whole_mib_sizes(size: u64, parts: u64) -> std::ops::RangeInclusive<u64> {
+    let lo = size
+        .div_ceil(parts.saturating_mul(MIB))
+        .max(limits::MIN_PART_SIZE / MIB);
+    let hi =
+        (size.saturating_sub(1) / (parts - 1).saturating_mul(MIB)).min(limits::MAX_PART_SIZE / MIB);
+    lo..=hi
+}
+
 /// The part sizes to try for a multipart ETag of `parts` parts over `size` bytes:
 /// those S3 accepts that cut `size` into exactly `parts` parts, the common ones first,
 /// then every other whole number of MiB in increasing order, at most
@@ -130,21 +142,115 @@ pub fn part_size_candidates(size: u64, parts: u32) -> Vec<u64> {
         }
         return out;
     }
-    // N parts of p bytes: (N - 1) * p < size <= N * p.
-    let mut m = size
-        .div_ceil(n.saturating_mul(MIB))
-        .max(limits::MIN_PART_SIZE / MIB);
-    while out.len() < MAX_CANDIDATES {
-        let p = m.saturating_mul(MIB);
-        if p > limits::MAX_PART_SIZE || (n - 1).saturating_mul(p) >= size {
+    for m in whole_mib_sizes(size, n) {
+        if out.len() == MAX_CANDIDATES {
             break;
         }
-        if fits(p) && !out.contains(&p) {
-            out.push(p);
+        if !out.contains(&(m * MIB)) {
+            out.push(m * MIB);
         }
-        m += 1;
     }
     out
+}
+
+/// Why a search for an ETag's part size (check mode, a `hex-N` line without
+/// `--part-size`) found none: what check mode says after the line's FAILED. Such a
+/// FAILED means "none of the sizes tried", and an upload may have used another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchMiss {
+    /// No part size S3 accepts cuts `size` bytes into `parts` parts.
+    Impossible { size: u64, parts: u32 },
+    /// The file is below the `--threshold` given, so it would have been uploaded in
+    /// one piece, with an ETag without `-N`.
+    BelowThreshold,
+    /// A stream (standard input, a pipe): its size is known only at its end, so only
+    /// the common part sizes were tried.
+    Stream,
+    /// `tried` part sizes from `first` to `last` were tried, of the `fitting` whole
+    /// numbers of MiB (up to `max`) that cut the file into `parts` parts.
+    Sizes {
+        parts: u32,
+        tried: usize,
+        first: u64,
+        last: u64,
+        fitting: u64,
+        max: u64,
+    },
+}
+
+impl SearchMiss {
+    /// What a search over `tried` (the candidates for `parts` parts of a `size`-byte
+    /// file) that matched none leaves open; `None` when the FAILED is final: one part's
+    /// ETag is the same for every part size.
+    pub fn of(size: u64, parts: u32, tried: &[u64]) -> Option<SearchMiss> {
+        let (Some(&first), Some(&last)) = (tried.iter().min(), tried.iter().max()) else {
+            return Some(SearchMiss::Impossible { size, parts });
+        };
+        if parts <= 1 {
+            return None;
+        }
+        let range = whole_mib_sizes(size, u64::from(parts));
+        Some(SearchMiss::Sizes {
+            parts,
+            tried: tried.len(),
+            first,
+            last,
+            fitting: range.end() - range.start() + 1,
+            max: range.end() * MIB,
+        })
+    }
+
+    /// The note, for `NAME: note`.
+    pub fn describe(&self) -> String {
+        let give = "give the upload's part size with --part-size";
+        match *self {
+            SearchMiss::Impossible { size, parts } => format!(
+                "no part size S3 accepts ({} to {}) cuts {} into {parts} part{}",
+                show_size(limits::MIN_PART_SIZE),
+                show_size(limits::MAX_PART_SIZE),
+                show_size(size),
+                if parts == 1 { "" } else { "s" },
+            ),
+            SearchMiss::BelowThreshold => {
+                "smaller than --threshold, so uploaded in one piece: its ETag would have no -N"
+                    .to_string()
+            }
+            SearchMiss::Stream => format!(
+                "none of the common part sizes ({}) gives this ETag, and a stream can be \
+                 searched for no other; {give}",
+                COMMON_PART_SIZES.map(show_size).join(", ")
+            ),
+            SearchMiss::Sizes {
+                parts,
+                tried,
+                first,
+                last,
+                fitting,
+                max,
+            } => {
+                let span = format!(
+                    "{tried} part size{} tried, {} to {}, whole MiB",
+                    if tried == 1 { "" } else { "s" },
+                    show_size(first),
+                    show_size(last)
+                );
+                if tried as u64 >= fitting {
+                    format!(
+                        "no part size gives this ETag ({span}: all that give {parts} parts); \
+                         if the upload used a part size that is not a whole MiB, give it with \
+                         --part-size"
+                    )
+                } else {
+                    format!(
+                        "no part size gives this ETag ({span}); {} more whole MiB sizes, up \
+                         to {}, give {parts} parts and were not tried: {give}",
+                        fitting - tried as u64,
+                        show_size(max)
+                    )
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -229,5 +335,58 @@ mod tests {
         assert!(c.iter().all(|&p| part_count(8000 * MIB, p, 0) == Some(2)));
         // The default is found for an AWS CLI upload.
         assert!(part_size_candidates(17 * MIB, 3).contains(&(8 * MIB)));
+        // Every size tried gives the part count, and every whole MiB size that does is
+        // tried up to the cap.
+        for (size, parts) in [
+            (17 * MIB, 2),
+            (17 * MIB + 1, 3),
+            (300 * MIB, 2),
+            (40 * GIB, 9),
+        ] {
+            let c = part_size_candidates(size, parts);
+            let range = whole_mib_sizes(size, u64::from(parts));
+            let fitting: Vec<u64> = (1..=5 * 1024)
+                .map(|m| m * MIB)
+                .filter(|&p| part_count(size, p, 0) == Some(u64::from(parts)) && p >= 5 * MIB)
+                .collect();
+            assert_eq!(
+                (fitting[0], *fitting.last().unwrap()),
+                (range.start() * MIB, range.end() * MIB),
+                "{size} {parts}"
+            );
+            assert_eq!(c.len(), fitting.len().min(MAX_CANDIDATES), "{size} {parts}");
+            assert!(c.iter().all(|p| fitting.contains(p)), "{size} {parts}");
+        }
+    }
+
+    #[test]
+    fn search_misses() {
+        // One part: a FAILED is final.
+        assert_eq!(SearchMiss::of(MIB, 1, &part_size_candidates(MIB, 1)), None);
+        // No candidate: impossible.
+        let m = SearchMiss::of(10 * MIB, 3, &part_size_candidates(10 * MIB, 3)).unwrap();
+        assert_eq!(
+            m.describe(),
+            "no part size S3 accepts (5 MiB to 5 GiB) cuts 10 MiB into 3 parts"
+        );
+        // All tried: only a size that is not a whole MiB is left.
+        let m = SearchMiss::of(17 * MIB, 2, &part_size_candidates(17 * MIB, 2)).unwrap();
+        assert_eq!(
+            m.describe(),
+            "no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB, whole MiB: \
+             all that give 2 parts); if the upload used a part size that is not a whole MiB, \
+             give it with --part-size"
+        );
+        // The cap: the sizes not tried are counted.
+        let m = SearchMiss::of(1000 * MIB, 2, &part_size_candidates(1000 * MIB, 2)).unwrap();
+        assert_eq!(
+            m.describe(),
+            "no part size gives this ETag (256 part sizes tried, 500 MiB to 755 MiB, whole \
+             MiB); 244 more whole MiB sizes, up to 999 MiB, give 2 parts and were not tried: \
+             give the upload's part size with --part-size"
+        );
+        assert!(SearchMiss::Stream
+            .describe()
+            .contains("(5 MiB, 8 MiB, 15 MiB"));
     }
 }

@@ -447,6 +447,15 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
                                 }
                                 if !good {
                                     line.extend_from_slice(b": FAILED\n");
+                                    ctx.out.write(&line);
+                                    // A search's FAILED: say what it could not try.
+                                    if let Some(m) = d.miss {
+                                        let mut note = ctx.q(&name);
+                                        note.extend_from_slice(b": ");
+                                        note.extend_from_slice(m.describe().as_bytes());
+                                        ctx.error(&note);
+                                    }
+                                    return;
                                 } else if d.parts == Some(1) && d.part_size.is_some() {
                                     // Any part size at least the file's size gives this
                                     // ETag: there is no one size to name.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use md5x::chains::{self, limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Digest, Md5};
 
-use crate::algo::part_size_candidates;
+use crate::algo::{part_size_candidates, SearchMiss};
 use crate::progress::Progress;
 
 /// A file smaller than this is read whole and hashed as one message (batchable).
@@ -82,6 +82,8 @@ pub struct Sum {
     pub parts: Option<u32>,
     /// [`Mode::Search`]: the part size that matched (`parts` is `None` when none did).
     pub part_size: Option<u64>,
+    /// [`Mode::Search`], when no part size matched: what that leaves open.
+    pub miss: Option<SearchMiss>,
 }
 
 impl Sum {
@@ -90,6 +92,7 @@ impl Sum {
             digest,
             parts: None,
             part_size: None,
+            miss: None,
         }
     }
 
@@ -98,6 +101,7 @@ impl Sum {
             digest: t.digest(),
             parts: t.parts(),
             part_size: None,
+            miss: None,
         }
     }
 
@@ -249,7 +253,7 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
                     part_size: Some(p),
                     ..Sum::etag(target)
                 },
-                None => no_match(target),
+                None => no_match(target, Some(SearchMiss::Stream)),
             })
         }
     }
@@ -272,8 +276,13 @@ impl<R: Read> Read for Counted<'_, R> {
 }
 
 /// A search that found no part size: a sum that matches nothing.
-fn no_match(target: ETag) -> Sum {
-    Sum::md5(target.digest())
+/// A search's result when no part size gave `target`, for check mode's FAILED (the
+/// plain MD5 form never equals an ETag line's `hex-N`), with what that leaves open.
+fn no_match(target: ETag, miss: Option<SearchMiss>) -> Sum {
+    Sum {
+        miss,
+        ..Sum::md5(target.digest())
+    }
 }
 
 /// The sum of the opened file `f` (named `path`) other than a plain MD5 (which
@@ -344,10 +353,10 @@ fn hash_regular(
         }
         Mode::Search { target, threshold } => {
             let Some(n) = target.parts() else {
-                return Ok(no_match(target));
+                return Ok(no_match(target, None));
             };
             if size < threshold {
-                return Ok(no_match(target));
+                return Ok(no_match(target, Some(SearchMiss::BelowThreshold)));
             }
             let matched = |p: u64| Sum {
                 part_size: Some(p),
@@ -355,9 +364,10 @@ fn hash_regular(
             };
             // The common part sizes one at a time, each a pass with its parts on every
             // core (the usual match); the others in one pass that computes them all
-            // (a damaged file matches none, and up to 64 passes took 64 reads).
-            let (common, others): (Vec<u64>, Vec<u64>) = part_size_candidates(size, n)
-                .into_iter()
+            // (a damaged file matches none, and a pass each took a read each).
+            let candidates = part_size_candidates(size, n);
+            let (common, others): (Vec<u64>, Vec<u64>) = candidates
+                .iter()
                 .partition(|p| crate::algo::COMMON_PART_SIZES.contains(p));
             for p in common {
                 if chains::etag_file(path, p, threshold, threads)? == target {
@@ -377,7 +387,7 @@ fn hash_regular(
                 }
             }
             add(size);
-            Ok(no_match(target))
+            Ok(no_match(target, SearchMiss::of(size, n, &candidates)))
         }
     }
 }

@@ -292,6 +292,58 @@ fn etag_defaults_and_part_size_search() {
         .stderr
         .contains("WARNING: 2 computed checksums did NOT match"));
     assert_eq!(o.code, Some(1));
+    // Each FAILED of a search says what the search could not try, on standard error.
+    assert!(
+        o.stderr.contains(
+            "big: no part size S3 accepts (5 MiB to 5 GiB) cuts 17 MiB into 9999 parts\n"
+        ),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains(
+            "big: no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB, whole \
+             MiB: all that give 2 parts); if the upload used a part size that is not a whole \
+             MiB, give it with --part-size\n"
+        ),
+        "{}",
+        o.stderr
+    );
+    let o = md5x(dir, &["--etag", "-c", "--status", "odd"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str(), o.code),
+        ("", "", Some(1))
+    );
+
+    // A part size that is not a whole MiB is not searched for: the note says so, and
+    // --part-size checks it.
+    let o = md5x(dir, &["--etag", "--part-size", "9961472", "big"], b"");
+    assert!(o.out().ends_with("-2  big\n"), "{}", o.out());
+    fs::write(dir.join("sums-bytes"), &o.stdout).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "sums-bytes"], b"");
+    assert_eq!(o.out(), "big: FAILED\n");
+    assert!(o.stderr.contains("not a whole MiB"), "{}", o.stderr);
+    let o = md5x(
+        dir,
+        &["--etag", "-c", "--part-size=9961472", "sums-bytes"],
+        b"",
+    );
+    assert_eq!(
+        (o.out().as_str(), o.code),
+        ("big: OK\n", Some(0)),
+        "{}",
+        o.stderr
+    );
+
+    // A stream is searched over the common sizes only.
+    let o = md5x(dir, &["--etag", "-c", "sums-stdin"], &pattern(17 * MIB - 1));
+    assert_eq!(o.out(), "-: FAILED\n");
+    assert!(
+        o.stderr
+            .contains("-: none of the common part sizes (5 MiB, 8 MiB, 15 MiB, 16 MiB"),
+        "{}",
+        o.stderr
+    );
 }
 
 /// Plain MD5 of `data`, by md5sum when present, else by md5x (whose MD5 compat.rs
