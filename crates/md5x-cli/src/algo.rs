@@ -119,11 +119,20 @@ fn whole_mib_sizes(size: u64, parts: u64) -> std::ops::RangeInclusive<u64> {
     lo..=hi
 }
 
+/// The part sizes that uploaders compute for a file too big for their usual part size
+/// in S3's 10,000 parts, in bytes rather than MiB: the AWS SDK for Go's uploader takes
+/// `size / 10000 + 1`, others `size / 10000` rounded up.
+fn computed_part_sizes(size: u64) -> [u64; 2] {
+    let max = limits::MAX_PARTS;
+    [size / max + 1, size.div_ceil(max)]
+}
+
 /// The part sizes to try for a multipart ETag of `parts` parts over `size` bytes:
 /// those S3 accepts that cut `size` into exactly `parts` parts, the common ones first,
-/// then every other whole number of MiB in increasing order, at most
-/// [`MAX_CANDIDATES`]. One part is the MD5 of the file's MD5 whatever the part size,
-/// so then a single candidate is enough.
+/// then those uploaders compute for very large files ([`computed_part_sizes`]), then
+/// every other whole number of MiB in increasing order, at most [`MAX_CANDIDATES`].
+/// One part is the MD5 of the file's MD5 whatever the part size, so then a single
+/// candidate is enough.
 pub fn part_size_candidates(size: u64, parts: u32) -> Vec<u64> {
     let n = u64::from(parts);
     let fits = |p: u64| {
@@ -135,6 +144,13 @@ pub fn part_size_candidates(size: u64, parts: u32) -> Vec<u64> {
         .copied()
         .filter(|&p| fits(p))
         .collect();
+    if n > 1 {
+        for p in computed_part_sizes(size) {
+            if fits(p) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
     if n <= 1 {
         out.truncate(1);
         if out.is_empty() && fits(size.div_ceil(MIB) * MIB) {
@@ -166,14 +182,16 @@ pub enum SearchMiss {
     /// A stream (standard input, a pipe): its size is known only at its end, so only
     /// the common part sizes were tried.
     Stream,
-    /// `tried` part sizes from `first` to `last` were tried, of the `fitting` whole
-    /// numbers of MiB (up to `max`) that cut the file into `parts` parts.
+    /// `tried` part sizes from `first` to `last` were tried; of the `whole` whole
+    /// numbers of MiB (up to `max`) that cut the file into `parts` parts, `left` were
+    /// not (the cap).
     Sizes {
         parts: u32,
         tried: usize,
         first: u64,
         last: u64,
-        fitting: u64,
+        whole: u64,
+        left: u64,
         max: u64,
     },
 }
@@ -190,13 +208,17 @@ impl SearchMiss {
             return None;
         }
         let range = whole_mib_sizes(size, u64::from(parts));
+        let max = range.end() * MIB;
+        let whole = range.clone().count() as u64;
+        let left = range.filter(|m| !tried.contains(&(m * MIB))).count() as u64;
         Some(SearchMiss::Sizes {
             parts,
             tried: tried.len(),
             first,
             last,
-            fitting: range.end() - range.start() + 1,
-            max: range.end() * MIB,
+            whole,
+            left,
+            max,
         })
     }
 
@@ -225,26 +247,35 @@ impl SearchMiss {
                 tried,
                 first,
                 last,
-                fitting,
+                whole,
+                left,
                 max,
             } => {
-                let span = format!(
-                    "{tried} part size{} tried, {} to {}, whole MiB",
-                    if tried == 1 { "" } else { "s" },
-                    show_size(first),
-                    show_size(last)
-                );
-                if tried as u64 >= fitting {
+                let span = if first == last {
+                    format!("{tried} part size tried: {}", show_size(first))
+                } else {
                     format!(
-                        "no part size gives this ETag ({span}: all that give {parts} parts); \
-                         if the upload used a part size that is not a whole MiB, give it with \
+                        "{tried} part sizes tried, {} to {}",
+                        show_size(first),
+                        show_size(last)
+                    )
+                };
+                if whole == 0 {
+                    format!(
+                        "no part size gives this ETag ({span}; no whole MiB gives {parts} \
+                         parts); if the upload used another part size, give it with \
                          --part-size"
+                    )
+                } else if left == 0 {
+                    format!(
+                        "no part size gives this ETag ({span}: every whole MiB that gives \
+                         {parts} parts); if the upload used a part size that is not a whole \
+                         MiB, give it with --part-size"
                     )
                 } else {
                     format!(
-                        "no part size gives this ETag ({span}); {} more whole MiB sizes, up \
-                         to {}, give {parts} parts and were not tried: {give}",
-                        fitting - tried as u64,
+                        "no part size gives this ETag ({span}); {left} more whole MiB sizes, \
+                         up to {}, give {parts} parts and were not tried: {give}",
                         show_size(max)
                     )
                 }
@@ -373,17 +404,34 @@ mod tests {
         let m = SearchMiss::of(17 * MIB, 2, &part_size_candidates(17 * MIB, 2)).unwrap();
         assert_eq!(
             m.describe(),
-            "no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB, whole MiB: \
-             all that give 2 parts); if the upload used a part size that is not a whole MiB, \
+            "no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB: every whole \
+             MiB that gives 2 parts); if the upload used a part size that is not a whole MiB, \
              give it with --part-size"
         );
         // The cap: the sizes not tried are counted.
         let m = SearchMiss::of(1000 * MIB, 2, &part_size_candidates(1000 * MIB, 2)).unwrap();
         assert_eq!(
             m.describe(),
-            "no part size gives this ETag (256 part sizes tried, 500 MiB to 755 MiB, whole \
-             MiB); 244 more whole MiB sizes, up to 999 MiB, give 2 parts and were not tried: \
-             give the upload's part size with --part-size"
+            "no part size gives this ETag (256 part sizes tried, 500 MiB to 755 MiB); 244 \
+             more whole MiB sizes, up to 999 MiB, give 2 parts and were not tried: give the \
+             upload's part size with --part-size"
+        );
+        // Past 10,000 parts of the usual sizes: the sizes uploaders compute, in bytes
+        // (no whole MiB gives 10,000 parts of 60 GiB).
+        let size = 60 * GIB + 12_345;
+        let c = part_size_candidates(size, 10_000);
+        assert_eq!(c, [size / 10_000 + 1]);
+        for p in computed_part_sizes(size) {
+            let n = part_count(size, p, 0).unwrap();
+            assert!(part_size_candidates(size, n as u32).contains(&p), "{p} {n}");
+        }
+        assert_eq!(
+            SearchMiss::of(size, 10_000, &[size / 10_000 + 1])
+                .unwrap()
+                .describe(),
+            "no part size gives this ETag (1 part size tried: 6442453 bytes; no whole MiB \
+             gives 10000 parts); if the upload used another part size, give it with \
+             --part-size"
         );
         assert!(SearchMiss::Stream
             .describe()

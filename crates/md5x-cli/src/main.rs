@@ -310,10 +310,12 @@ md5x extensions:
                         With -c, lines tagged MD5-P4/8/16 or ETAG are checked
                           as such whatever -a says; untagged lines use -a or
                           --etag.  An ETag hex-N checked without --part-size
-                          is tried with each part size that gives N parts
-                          (common sizes first, then whole MiB, at most 64):
-                          the file may be read several times (standard
-                          input is read once, for the common sizes only)
+                          is tried with each part size that gives N parts:
+                          the common sizes, a read each, then up to 256
+                          others in one more read; standard
+                          input is read once, for the common sizes only.
+                          A FAILED there comes with a note on standard
+                          error of what the search could not try
 
       --help        display this help and exit
       --version     output version information and exit

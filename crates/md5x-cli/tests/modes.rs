@@ -302,9 +302,9 @@ fn etag_defaults_and_part_size_search() {
     );
     assert!(
         o.stderr.contains(
-            "big: no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB, whole \
-             MiB: all that give 2 parts); if the upload used a part size that is not a whole \
-             MiB, give it with --part-size\n"
+            "big: no part size gives this ETag (8 part sizes tried, 9 MiB to 16 MiB: every \
+             whole MiB that gives 2 parts); if the upload used a part size that is not a \
+             whole MiB, give it with --part-size\n"
         ),
         "{}",
         o.stderr
