@@ -66,9 +66,10 @@ mod imp {
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
         lane_kernel(
             groups,
-            match prefetch_pays() {
-                true => by_groups!(groups, strided_asm, true, BY_LENGTH)?,
-                false => by_groups!(groups, strided_asm, false, BY_LENGTH)?,
+            match (short_runs_generic(), prefetch_pays()) {
+                (true, _) => by_groups!(groups, strided_by_run, true)?,
+                (false, true) => by_groups!(groups, strided_asm, true, BY_LENGTH)?,
+                (false, false) => by_groups!(groups, strided_asm, false, BY_LENGTH)?,
             },
         )
     }
@@ -104,6 +105,46 @@ mod imp {
     /// 64 B, 2676 -> 3559 at 1 KiB, 4146 -> 4982 at 8 KiB, 3253 -> 4617 at 1 MiB.
     pub(super) fn prefetch_pays() -> bool {
         matches!(super::super::cpu::amd_family_model(), Some((0x19, _)))
+    }
+
+    /// Whether runs shorter than [`GENERIC_BELOW`] blocks should take the generic kernel
+    /// rather than the hand-scheduled one ([`strided_by_run`]): on Zen 3 (AMD family 25,
+    /// models 0x00-0x0f and 0x20-0x5f; Zen 4 shares the family, not the models), where
+    /// the generic kernel ran short runs faster from memory and level in cache.
+    ///
+    /// Zen 3 (family 25 model 1), 2026-11-25, `MD5X_BACKENDS=avx2 many_report`, 3
+    /// groups, bytes/cycle, hand-scheduled against generic, 128 MiB of messages (from
+    /// memory) and 48 messages (in cache), two or three alternating runs: 512-byte
+    /// messages (runs of 8 blocks) 1.01-1.06 against 1.09-1.12 and 1.46-1.48 against
+    /// 1.50; 1 KiB (16) 1.21-1.26 against 1.29-1.38 and level (1.85-1.90); 1280 bytes
+    /// (20) 1.32-1.38 against 1.44-1.46 and 1.99-2.13 against 1.97-2.05; 1536 bytes (24)
+    /// 1.45 against 1.47-1.51 and 2.08-2.12 against 2.01-2.04; 2 KiB (32) 1.71-1.79
+    /// against 1.40-1.42 and 2.15-2.26 against 1.99-2.07. `hash_many` with this rule
+    /// against without (the default row, from memory): 1 KiB 1.16-1.20 -> 1.25-1.27
+    /// bytes/cycle, 512 bytes 1.00-1.03 -> 1.03-1.06, 64 bytes level.
+    pub(super) fn short_runs_generic() -> bool {
+        matches!(super::super::cpu::amd_family_model(),
+            Some((0x19, model)) if model < 0x10 || (0x20..0x60).contains(&model))
+    }
+
+    /// See [`short_runs_generic`]: at 24 blocks the two kernels trade places (3%
+    /// either way, in cache or from memory).
+    pub(super) const GENERIC_BELOW: usize = 24;
+
+    /// Runs shorter than [`GENERIC_BELOW`] blocks through the generic kernel, longer
+    /// ones through the hand-scheduled one (which picks its loop by length): where
+    /// [`short_runs_generic`].
+    pub(super) fn strided_by_run<const G: usize, const PREFETCH: bool>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        if nblocks < GENERIC_BELOW {
+            strided::<G, PREFETCH>(state, lanes, nblocks, stride)
+        } else {
+            strided_asm::<G, PREFETCH, BY_LENGTH>(state, lanes, nblocks, stride)
+        }
     }
 
     /// Whether this CPU splits 256-bit operations into two 128-bit micro-ops: AMD
@@ -294,7 +335,7 @@ mod imp {
             check_upper_halves_clean, check_variants,
         };
         use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
-        use super::{strided, strided_asm};
+        use super::{strided, strided_asm, strided_by_run, GENERIC_BELOW};
 
         #[test]
         fn avx2_lanes_match_scalar() {
@@ -321,13 +362,21 @@ mod imp {
                     by_groups!(g, strided_asm, true, DIRECT).unwrap(),
                     by_groups!(g, strided_asm, false, PIPED).unwrap(),
                     by_groups!(g, strided_asm, true, PIPED).unwrap(),
+                    by_groups!(g, strided_by_run, false).unwrap(),
+                    by_groups!(g, strided_by_run, true).unwrap(),
                 ];
                 check_variants(&variants, 8, g, 100);
+                // Both sides of the split by run length.
+                let by_run = by_groups!(g, strided_by_run, true).unwrap();
+                for n in [GENERIC_BELOW - 1, GENERIC_BELOW, GENERIC_BELOW + 1] {
+                    check(|s, l, nb| by_run(s, l, nb, 64), 8, 8 * g, n, 200 + n as u64);
+                }
             }
             std::eprintln!(
-                "avx2 lanes: prefetch {}, half-width units {}",
+                "avx2 lanes: prefetch {}, half-width units {}, short runs generic {}",
                 super::prefetch_pays(),
-                super::half_width()
+                super::half_width(),
+                super::short_runs_generic()
             );
         }
 
