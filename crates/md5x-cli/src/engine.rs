@@ -275,7 +275,6 @@ impl<R: Read> Read for Counted<'_, R> {
     }
 }
 
-/// A search that found no part size: a sum that matches nothing.
 /// A search's result when no part size gave `target`, for check mode's FAILED (the
 /// plain MD5 form never equals an ETag line's `hex-N`), with what that leaves open.
 fn no_match(target: ETag, miss: Option<SearchMiss>) -> Sum {
