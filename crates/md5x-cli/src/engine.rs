@@ -246,13 +246,18 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             let tags = chains::etags_by_part_size(r, &sizes, threshold, cfg.jobs)?;
             let found = sizes
                 .iter()
-                .zip(tags)
+                .zip(&tags)
                 .find(|(_, t)| t.as_ref() == Ok(&target));
+            // Below the threshold every size gives the plain MD5 (no `-N`).
+            let below = tags
+                .iter()
+                .all(|t| matches!(t, Ok(t) if t.parts().is_none()));
             Ok(match found {
                 Some((&p, _)) => Sum {
                     part_size: Some(p),
                     ..Sum::etag(target)
                 },
+                None if below => no_match(target, Some(SearchMiss::BelowThreshold)),
                 None => no_match(target, Some(SearchMiss::Stream)),
             })
         }

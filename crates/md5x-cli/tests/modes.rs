@@ -344,6 +344,27 @@ fn etag_defaults_and_part_size_search() {
         "{}",
         o.stderr
     );
+    // Below an explicit threshold, a file or a stream would have been one PUT.
+    let below = "big: smaller than --threshold, so uploaded in one piece: its ETag would \
+                 have no -N\n";
+    let o = md5x(
+        dir,
+        &["--etag", "-c", "--threshold=32MiB", "sums-odd-size"],
+        b"",
+    );
+    assert_eq!(o.out(), "big: FAILED\n");
+    assert!(o.stderr.contains(below), "{}", o.stderr);
+    let o = md5x(
+        dir,
+        &["--etag", "-c", "--threshold=32MiB", "sums-stdin"],
+        &pattern(17 * MIB),
+    );
+    assert_eq!(o.out(), "-: FAILED\n");
+    assert!(
+        o.stderr.contains(&below.replace("big", "-")),
+        "{}",
+        o.stderr
+    );
 }
 
 /// Plain MD5 of `data`, by md5sum when present, else by md5x (whose MD5 compat.rs
