@@ -311,9 +311,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
             }
         };
     if read_failed {
-        let mut m = ctx.q(shown);
-        m.extend_from_slice(b": read error");
-        ctx.error(&m);
+        ctx.error_at(shown, "read error");
         return false;
     }
     let Tally {
@@ -325,9 +323,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         ..
     } = t;
     if !properly {
-        let mut m = ctx.q(shown);
-        m.extend_from_slice(b": no properly formatted checksum lines found");
-        ctx.error(&m);
+        ctx.error_at(shown, "no properly formatted checksum lines found");
     } else if !o.status {
         let plural = |n: u64, one: &str, many: &str| {
             if n == 1 {
@@ -349,9 +345,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
             ctx.error(format!("WARNING: {mismatched} {w} did NOT match").as_bytes());
         }
         if o.ignore_missing && !matched {
-            let mut m = ctx.q(shown);
-            m.extend_from_slice(b": no file was verified");
-            ctx.error(&m);
+            ctx.error_at(shown, "no file was verified");
         }
     }
     properly && matched && mismatched == 0 && unreadable == 0 && (!o.strict || misformatted == 0)
@@ -450,10 +444,7 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
                                     ctx.out.write(&line);
                                     // A search's FAILED: say what it could not try.
                                     if let Some(m) = d.miss {
-                                        let mut note = ctx.q(&name);
-                                        note.extend_from_slice(b": ");
-                                        note.extend_from_slice(m.describe().as_bytes());
-                                        ctx.error(&note);
+                                        ctx.error_at(&name, &m.describe());
                                     }
                                     return;
                                 } else if d.parts == Some(1) && d.part_size.is_some() {

@@ -119,12 +119,17 @@ impl Ctx {
         quote::quotef(name, self.utf8)
     }
 
-    /// `prog: 'NAME': strerror`
-    pub fn error_io(&mut self, name: &[u8], e: &io::Error) {
+    /// `prog: 'NAME': msg`, the name quoted as md5sum quotes it in messages.
+    pub fn error_at(&mut self, name: &[u8], msg: &str) {
         let mut m = self.q(name);
         m.extend_from_slice(b": ");
-        m.extend_from_slice(strerror(e).as_bytes());
+        m.extend_from_slice(msg.as_bytes());
         self.error(&m);
+    }
+
+    /// `prog: 'NAME': strerror`
+    pub fn error_io(&mut self, name: &[u8], e: &io::Error) {
+        self.error_at(name, &strerror(e));
     }
 }
 
