@@ -144,19 +144,17 @@ pub fn part_size_candidates(size: u64, parts: u32) -> Vec<u64> {
         .copied()
         .filter(|&p| fits(p))
         .collect();
-    if n > 1 {
-        for p in computed_part_sizes(size) {
-            if fits(p) && !out.contains(&p) {
-                out.push(p);
-            }
-        }
-    }
     if n <= 1 {
         out.truncate(1);
         if out.is_empty() && fits(size.div_ceil(MIB) * MIB) {
             out.push(size.div_ceil(MIB) * MIB);
         }
         return out;
+    }
+    for p in computed_part_sizes(size) {
+        if fits(p) && !out.contains(&p) {
+            out.push(p);
+        }
     }
     for m in whole_mib_sizes(size, n) {
         if out.len() == MAX_CANDIDATES {

@@ -244,19 +244,12 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             let sizes = crate::algo::COMMON_PART_SIZES;
             let r = Counted { inner: r, cfg };
             let tags = chains::etags_by_part_size(r, &sizes, threshold, cfg.jobs)?;
-            let found = sizes
-                .iter()
-                .zip(&tags)
-                .find(|(_, t)| t.as_ref() == Ok(&target));
             // Below the threshold every size gives the plain MD5 (no `-N`).
             let below = tags
                 .iter()
                 .all(|t| matches!(t, Ok(t) if t.parts().is_none()));
-            Ok(match found {
-                Some((&p, _)) => Sum {
-                    part_size: Some(p),
-                    ..Sum::etag(target)
-                },
+            Ok(match first_match(&sizes, &tags, target) {
+                Some(p) => matched(target, p),
                 None if below => no_match(target, Some(SearchMiss::BelowThreshold)),
                 None => no_match(target, Some(SearchMiss::Stream)),
             })
@@ -277,6 +270,23 @@ impl<R: Read> Read for Counted<'_, R> {
             p.add_bytes(n as u64);
         }
         Ok(n)
+    }
+}
+
+/// The first of `sizes` whose ETag (in `tags`, in the same order) is `target`.
+fn first_match(sizes: &[u64], tags: &[Result<ETag, EtagError>], target: ETag) -> Option<u64> {
+    sizes
+        .iter()
+        .zip(tags)
+        .find(|(_, t)| t.as_ref() == Ok(&target))
+        .map(|(&p, _)| p)
+}
+
+/// A search's result when part size `p` gave `target`.
+fn matched(target: ETag, p: u64) -> Sum {
+    Sum {
+        part_size: Some(p),
+        ..Sum::etag(target)
     }
 }
 
@@ -362,10 +372,6 @@ fn hash_regular(
             if size < threshold {
                 return Ok(no_match(target, Some(SearchMiss::BelowThreshold)));
             }
-            let matched = |p: u64| Sum {
-                part_size: Some(p),
-                ..Sum::etag(target)
-            };
             // The common part sizes one at a time, each a pass with its parts on every
             // core (the usual match); the others in one pass that computes them all
             // (a damaged file matches none, and a pass each took a read each).
@@ -376,18 +382,14 @@ fn hash_regular(
             for p in common {
                 if chains::etag_file(path, p, threshold, threads)? == target {
                     add(size);
-                    return Ok(matched(p));
+                    return Ok(matched(target, p));
                 }
             }
             if !others.is_empty() {
                 let tags = chains::etags_by_part_size(f, &others, threshold, threads)?;
-                if let Some((&p, _)) = others
-                    .iter()
-                    .zip(tags)
-                    .find(|(_, t)| t.as_ref() == Ok(&target))
-                {
+                if let Some(p) = first_match(&others, &tags, target) {
                     add(size);
-                    return Ok(matched(p));
+                    return Ok(matched(target, p));
                 }
             }
             add(size);
