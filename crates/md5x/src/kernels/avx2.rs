@@ -67,6 +67,7 @@ mod imp {
         lane_kernel(
             groups,
             match (short_runs_generic(), prefetch_pays()) {
+                // Zen 3 is AMD family 25, where the prefetch pays.
                 (true, _) => by_groups!(groups, strided_by_run, true)?,
                 (false, true) => by_groups!(groups, strided_asm, true, BY_LENGTH)?,
                 (false, false) => by_groups!(groups, strided_asm, false, BY_LENGTH)?,
