@@ -885,7 +885,11 @@ impl Read for Rest<'_> {
 /// task without input), in task order, as soon as that task and all before it are done.
 ///
 /// Files go to `cfg.jobs` worker threads (none when there is at most one file or one
-/// job); standard input is read by the calling thread when its turn comes.
+/// job); standard input is read by the calling thread when its turn comes. A file after
+/// a stream is read once the stream has ended, as md5sum reads it (what writes the
+/// stream may write the file: `tee f | md5sum - f`): batches after a `-` wait for it
+/// ([`Gate`]), and a file a worker read before a named pipe ahead of it had ended is
+/// read again.
 /// `before_wait` runs whenever the caller is about to block for a result (flush output).
 pub fn run<P>(
     cfg: &Config,
@@ -958,12 +962,22 @@ pub fn run<P>(
     let workers = jobs.min(n_files);
     let threads = (jobs / workers).max(1);
     let len = inputs.len();
-    let ends = batch_ends(&inputs, workers);
+    let ends = cut_after_stdin(batch_ends(&inputs, workers), &inputs);
     let next = AtomicUsize::new(0);
     let inputs = &inputs;
-    let (tx, rx) = mpsc::channel::<Vec<(usize, Got)>>();
-    // One worker: batches off the shared counter until none are left.
-    let work = |tx: mpsc::Sender<Vec<(usize, Got)>>| {
+    let gate = Gate::default();
+    // How many `-` operands come before each batch: a batch waits for them to be read.
+    let stdin_before: Vec<usize> = std::iter::once(0)
+        .chain(
+            ends.iter()
+                .map(|&b| inputs[..b].iter().filter(|j| is_stdin(j)).count()),
+        )
+        .collect();
+    let (tx, rx) = mpsc::channel::<(usize, Vec<(usize, Got)>)>();
+    // One worker: batches off the shared counter until none are left. With `wait`, a
+    // batch after a `-` starts once it has been read (without, as when this thread
+    // must do the work itself, such files are read again when their turn comes).
+    let work = |tx: mpsc::Sender<(usize, Vec<(usize, Got)>)>, wait: bool| {
         let mut arena = Arena::default();
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
@@ -971,8 +985,13 @@ pub fn run<P>(
                 break;
             };
             let a = if k == 0 { 0 } else { ends[k - 1] };
+            let epoch = if wait {
+                gate.wait_stdin(stdin_before[k])
+            } else {
+                gate.streams()
+            };
             let res = hash_range(inputs, a..b, cfg, false, threads, &mut arena, true);
-            if tx.send(res).is_err() {
+            if tx.send((epoch, res)).is_err() {
                 break;
             }
         }
@@ -983,7 +1002,7 @@ pub fn run<P>(
             let tx = tx.clone();
             // (Fewer workers where a process limit refuses more threads.)
             if std::thread::Builder::new()
-                .spawn_scoped(s, || work(tx))
+                .spawn_scoped(s, || work(tx, true))
                 .is_ok()
             {
                 started += 1;
@@ -991,30 +1010,59 @@ pub fn run<P>(
         }
         if started == 0 {
             // Not one thread: this thread does the work first, then reports it.
-            work(tx.clone());
+            work(tx.clone(), false);
         }
         drop(tx);
         // Results as workers send them (with the pipes and devices they opened and
-        // left to this thread, to read in operand order).
-        let mut slots: Vec<Option<Got>> = Vec::new();
+        // left to this thread, to read in operand order), each with the number of
+        // streams read before its batch started.
+        let mut slots: Vec<Option<(usize, Got)>> = Vec::new();
         slots.resize_with(len, || None);
+        let mut arena = None;
         for (i, p) in payloads.into_iter().enumerate() {
             let r = match &inputs[i] {
                 None => None,
                 Some(Job {
                     input: Input::Stdin,
                     mode,
-                }) => Some(hash_stdin(cfg, *mode)),
+                }) => {
+                    let r = hash_stdin(cfg, *mode);
+                    gate.read_stream(true);
+                    Some(r)
+                }
                 Some(Job {
                     input: Input::File(_),
                     mode,
                 }) => loop {
-                    match slots[i].take() {
+                    let got = match slots[i].take() {
+                        Some((epoch, got)) if epoch == gate.streams() => Some(got),
+                        Some((_, Got::Stream(f))) => Some(Got::Stream(f)),
+                        // Read before a stream ahead of it had ended: md5sum reads
+                        // that stream to its end first, and what writes the stream
+                        // may have written this file too (`tee f | md5sum - f`).
+                        // Read it again, now.
+                        Some(_) => {
+                            let arena = arena.get_or_insert_with(Arena::default);
+                            let quiet = Config {
+                                jobs: cfg.jobs,
+                                progress: None,
+                            };
+                            let again =
+                                hash_range(inputs, i..i + 1, &quiet, false, threads, arena, true);
+                            Some(again.into_iter().next().map_or_else(
+                                || Got::Done(Err(io::Error::other("internal error"))),
+                                |(_, got)| got,
+                            ))
+                        }
+                        None => None,
+                    };
+                    match got {
                         Some(Got::Done(r)) => break Some(r),
                         Some(Got::Stream(mut f)) => {
                             // (Earlier results out first: this may wait on a writer.)
                             before_wait();
                             let r = hash_stream(&mut f, *mode, cfg);
+                            gate.read_stream(false);
                             if let Some(pr) = &cfg.progress {
                                 pr.add_file();
                             }
@@ -1034,15 +1082,77 @@ pub fn run<P>(
                             }
                         }
                     };
+                    let (epoch, got) = got;
                     for (j, r) in got {
-                        slots[j] = Some(r);
+                        slots[j] = Some((epoch, r));
                     }
                 },
             };
             sink(p, r);
         }
+        // (Never leave a worker waiting, whatever happened above.)
+        gate.open();
         drop(rx);
     })
+}
+
+/// How far the printing thread has read the streams among the operands, for the
+/// workers: a batch after a `-` waits until it has been read ([`Gate::wait_stdin`]),
+/// and a file read before a stream ahead of it ended (a named pipe, found only when a
+/// worker opens it) is read again.
+#[derive(Default)]
+struct Gate {
+    /// `-` operands read, and whether waiting is over for good.
+    stdin: std::sync::Mutex<(usize, bool)>,
+    read: std::sync::Condvar,
+    /// Streams of every kind read (`-`, pipes and devices named by path).
+    streams: AtomicUsize,
+}
+
+impl Gate {
+    /// Wait until `n` `-` operands have been read; then the number of streams read.
+    fn wait_stdin(&self, n: usize) -> usize {
+        let mut g = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        while g.0 < n && !g.1 {
+            g = self.read.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        self.streams()
+    }
+
+    fn streams(&self) -> usize {
+        self.streams.load(Ordering::Acquire)
+    }
+
+    /// One more stream read to its end (a `-` operand when `stdin`).
+    fn read_stream(&self, stdin: bool) {
+        let mut g = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        self.streams.fetch_add(1, Ordering::AcqRel);
+        if stdin {
+            g.0 += 1;
+            self.read.notify_all();
+        }
+    }
+
+    /// Let every waiting worker go.
+    fn open(&self) {
+        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.read.notify_all();
+    }
+}
+
+/// `ends` with a batch ending at each `-` operand too, so that no batch holds files on
+/// both sides of one.
+fn cut_after_stdin(ends: Vec<usize>, inputs: &[Option<Job>]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(ends.len());
+    let mut a = 0;
+    for b in ends {
+        out.extend(
+            (a + 1..b).filter(|&e| is_stdin(&inputs[e - 1])), // (batch a..e ends at a `-`)
+        );
+        out.push(b);
+        a = b;
+    }
+    out
 }
 
 /// Where the workers' batches of `inputs` end ([`md5x::tuning::batch_ends`]: a lane set
@@ -1175,6 +1285,28 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Batches end after each `-`, so that a batch after it can wait for it to be read.
+    #[test]
+    fn batches_end_at_each_stdin() {
+        let file = || {
+            Some(Job {
+                input: Input::File("f".into()),
+                mode: Mode::Md5,
+            })
+        };
+        let stdin = || {
+            Some(Job {
+                input: Input::Stdin,
+                mode: Mode::Md5,
+            })
+        };
+        let inputs = vec![stdin(), file(), file(), stdin(), None, file(), stdin()];
+        assert_eq!(cut_after_stdin(vec![7], &inputs), [1, 4, 7]);
+        assert_eq!(cut_after_stdin(vec![2, 4, 7], &inputs), [1, 2, 4, 7]);
+        assert_eq!(cut_after_stdin(vec![3, 5, 7], &inputs), [1, 3, 4, 5, 7]);
+        assert_eq!(cut_after_stdin(vec![1, 2], &inputs[1..3]), [1, 2]);
     }
 
     /// At most `MAX_DEFERRED` large files are held open at once, and a file let go

@@ -713,6 +713,53 @@ fn one_pipe_named_twice_is_read_in_turn() {
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
+/// An operand after a stream (`-`, a named pipe) is read once that stream has ended, as
+/// md5sum reads it: in a pipeline like `tee f | md5sum - f`, what writes the stream
+/// writes the file too. Worker threads read files ahead of the printing thread; md5x
+/// once hashed `f` half written. The writers below change or create a file only after
+/// a pause, well after workers would have read it ahead (the pause makes the old bug
+/// show; the right result does not depend on it).
+#[test]
+fn operands_after_a_stream_are_read_after_it_ends() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("after-stream");
+    let dir = &tmp.0;
+    let big: Vec<u8> = (0..2_000_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    fs::write(dir.join("big"), &big).unwrap();
+    fs::write(dir.join("small"), b"hello\n").unwrap();
+    let big_hex = md5sum_hex(&gnu, dir, b"big");
+    let mut twice = big.clone();
+    twice.extend_from_slice(&big);
+    fs::write(dir.join("twice"), &twice).unwrap();
+    let twice_hex = md5sum_hex(&gnu, dir, b"twice");
+    fs::write(
+        dir.join("sums"),
+        format!("{twice_hex}  -\n{twice_hex}  t.out\n{big_hex}  big\n"),
+    )
+    .unwrap();
+    let sh = |prog: &Path, jobs: &str, script: &str| bash(dir, prog, script, &[jobs]);
+    let scripts = [
+        "echo old > f2; { cat small; sleep 0.3; echo new > f2; } | exec -a md5sum \"$0\" $1 - f2 big small",
+        "rm -f late; { cat small; sleep 0.3; echo new > late; } | exec -a md5sum \"$0\" $1 - late small",
+        "rm -f t.out; cat big big | tee t.out | exec -a md5sum \"$0\" $1 - t.out small",
+        "rm -f t.out; cat big big | tee t.out | exec -a md5sum \"$0\" $1 -c sums",
+        "rm -f ff; mkfifo ff; echo old > f2; ({ cat small; sleep 0.3; echo new > f2; } > ff &); \
+         exec -a md5sum \"$0\" $1 small ff f2 big",
+    ];
+    let mut fails = Vec::new();
+    for s in scripts {
+        let g = sh(&gnu, "", s);
+        for jobs in ["-j1", "-j2", "-j4"] {
+            let m = sh(Path::new(MD5X), jobs, s);
+            fails.extend(differs(&format!("{s} ({jobs})"), &g, &m));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// Hundreds of operands, hashed in batches of small files (up to one set of the lanes,
 /// 48 with AVX-512) beside big files streamed, with missing files and a directory
 /// among them: every line in operand order and every message as md5sum's, with one
