@@ -527,9 +527,11 @@ impl FromStr for ETag {
 /// Parts of the full part size go in batches of up to [`Backend::lanes`] to a worker
 /// thread, which reads a chunk of each part in turn and runs the lane kernel over all
 /// of them; a shorter last part is hashed on its own. The file's size is read once at
-/// the start; a file that shrinks while it is read is an error (`UnexpectedEof`),
-/// never a wrong ETag. What is not a regular file (a pipe, a device, a `/proc` file)
-/// has no size to go by: it is read through to its end, in order, on one thread.
+/// the start; a file at or above the threshold that shrinks while it is read is an
+/// error (`UnexpectedEof`), never a wrong ETag. What has no size to go by (a pipe, a
+/// device, a `/proc` file, which says it is empty), and a single PUT (a file below the
+/// threshold, such as a `/sys` file, which says 4096 bytes and holds fewer), are read
+/// through to their end, in order, on one thread: the ETag is of what was read.
 /// Settings outside S3's limits give an `InvalidInput` error carrying the
 /// [`EtagError`].
 ///
@@ -569,18 +571,18 @@ pub fn etag_file_with(
     let mut streaming = Etag::with_backend(backend, part_size, threshold).map_err(invalid)?;
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        // A pipe, a character device, a `/proc` file: its size says nothing of its
-        // contents (0 for most), so it is read through to its end instead.
-        read_to_end(file, &mut streaming)?;
+    let size = meta.len();
+    if !meta.is_file() || size == 0 || size < threshold {
+        // What is not a regular file (a pipe, a device), a file that says it is empty
+        // (a `/proc` file says so whatever it holds), and a single PUT are read
+        // through to their end, in order: the ETag is of what the file holds when
+        // read (a `/sys` file says 4096 bytes and holds fewer; a file that grows to
+        // the threshold meanwhile gets a multipart ETag).
+        read_to_end(&file, &mut streaming)?;
         return streaming.finalize().map_err(invalid);
     }
-    let size = meta.len();
-    let Some(parts) = part_count(size, part_size, threshold) else {
-        let mut h = Md5::with_backend(backend);
-        read_range(&file, 0, size, &mut h)?;
-        return Ok(ETag::single(h.finalize()));
-    };
+    // (Not 0: `size` is at least 1, and the part size was checked.)
+    let parts = size.div_ceil(part_size);
     if parts > limits::MAX_PARTS {
         return Err(invalid(EtagError::TooManyParts { parts, part_size }));
     }
@@ -734,11 +736,9 @@ pub fn etags_by_part_size_with(
             .min()
             .unwrap_or(u64::MAX);
         let want = CHUNK.min(boundary - pos) as usize;
-        let n = match reader.read(&mut buf[..want]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+        let n = match crate::many::read_some(&mut reader, &mut buf[..want])? {
+            0 => break,
+            n => n,
         };
         update_all(&mut hashers, &buf[..n], threads);
         pos += n as u64;
@@ -826,11 +826,15 @@ fn update_all(hashers: &mut [Md5], data: &[u8], threads: usize) {
 /// For many files, such as a tool that checks a directory against a bucket's listing;
 /// [`etag_file`] spreads one file's parts over every core instead. In the order given.
 ///
-/// As in [`etag_file`]: each file is read up to the size it has when this starts, and
-/// one that shrinks meanwhile is an `UnexpectedEof` error, never a wrong ETag; what is
-/// not a regular file is read through to its end, one at a time; settings outside
-/// S3's limits are an `InvalidInput` error carrying the [`EtagError`], for every file,
-/// and so is a file that needs more than 10,000 parts, for that file.
+/// As in [`etag_file`]: a file at or above the threshold is read up to the size it has
+/// when this starts, and one that shrinks meanwhile is an `UnexpectedEof` error, never
+/// a wrong ETag; a single PUT is read to its end (one that reaches the threshold
+/// meanwhile is read again, for its multipart ETag); what is not a regular file, and
+/// a file that says it is empty (a `/proc` file), is read through to its end, one at a
+/// time (what is not a regular file from its current position, the others from their
+/// start); settings outside S3's limits are an `InvalidInput` error carrying the
+/// [`EtagError`], for every file, and so is a file that needs more than 10,000 parts,
+/// for that file.
 ///
 /// [`update_many_from`]: crate::update_many_from
 ///
@@ -870,9 +874,21 @@ pub fn etag_files_with(
     use std::io::{Error, ErrorKind};
     backend.assert_supported();
     let invalid = |e: EtagError| Error::new(ErrorKind::InvalidInput, e);
-    if let Err(e) = Etag::new(part_size, threshold) {
+    if let Err(e) = Etag::with_backend(backend, part_size, threshold) {
         return files.iter().map(|_| Err(invalid(e))).collect();
     }
+    let stream = |file: &std::fs::File| {
+        let mut e =
+            Etag::with_backend(backend, part_size, threshold).expect("the settings were checked");
+        let from_start = PartReader {
+            file,
+            at: 0,
+            end: u64::MAX,
+            to_eof: true,
+            progress,
+        };
+        read_to_end(from_start, &mut e).and_then(|()| e.finalize().map_err(invalid))
+    };
     // What each file comes to: a result already, or its parts' readers, from
     // `first` on, `parts` of them (a single PUT: one, with no part count).
     enum Plan {
@@ -887,13 +903,18 @@ pub fn etag_files_with(
                 Ok(m) => m,
                 Err(e) => return Plan::Done(Err(e)),
             };
+            let size = meta.len();
             if !meta.is_file() {
+                // (No positions to read at: read in order, from where it is.)
                 let mut e = Etag::with_backend(backend, part_size, threshold)
                     .expect("the settings were checked");
                 let r = read_to_end(file, &mut e).and_then(|()| e.finalize().map_err(invalid));
                 return Plan::Done(r);
             }
-            let size = meta.len();
+            if size == 0 {
+                // A `/proc` file says it is empty whatever it holds.
+                return Plan::Done(stream(file));
+            }
             let parts = part_count(size, part_size, threshold);
             if let Some(n) = parts.filter(|&n| n > limits::MAX_PARTS) {
                 return Plan::Done(Err(invalid(EtagError::TooManyParts {
@@ -902,18 +923,27 @@ pub fn etag_files_with(
                 })));
             }
             let first = readers.len();
-            let step = if parts.is_some() {
-                part_size
-            } else {
-                size.max(1)
-            };
+            if parts.is_none() {
+                // A single PUT is read to its end, in case the file holds other than
+                // it says (a `/sys` file says 4096 bytes and holds fewer), up to the
+                // threshold: one that reaches it is read again below.
+                readers.push(PartReader {
+                    file,
+                    at: 0,
+                    end: threshold,
+                    to_eof: true,
+                    progress,
+                });
+                return Plan::Parts { first, parts };
+            }
             let mut at = 0;
             loop {
-                let end = size.min(at + step);
+                let end = size.min(at + part_size);
                 readers.push(PartReader {
                     file,
                     at,
                     end,
+                    to_eof: false,
                     progress,
                 });
                 at = end;
@@ -943,6 +973,9 @@ pub fn etag_files_with(
             }
             let hashed = &hashers[first..first + n];
             Ok(match parts {
+                // It grew to the threshold while it was read: its ETag is a multipart
+                // one, of what it holds now.
+                None if readers[first].at >= threshold => return stream(readers[first].file),
                 None => ETag::single(hashed[0].finalize()),
                 Some(p) => {
                     let mut outer = Md5::with_backend(backend);
@@ -957,12 +990,14 @@ pub fn etag_files_with(
 }
 
 /// Bytes `at..end` of a file, for [`etag_files`]: positioned reads, and running out of
-/// file before `end` an `UnexpectedEof` error that says the file shrank.
+/// file before `end` an `UnexpectedEof` error that says the file shrank, or, with
+/// `to_eof`, the end of what is read.
 #[cfg(feature = "std")]
 struct PartReader<'a> {
     file: &'a std::fs::File,
     at: u64,
     end: u64,
+    to_eof: bool,
     progress: &'a dyn Fn(u64),
 }
 
@@ -974,10 +1009,15 @@ impl std::io::Read for PartReader<'_> {
         if want == 0 {
             return Ok(0);
         }
-        read_full_at(self.file, &mut buf[..want], self.at)?;
-        self.at += want as u64;
-        (self.progress)(want as u64);
-        Ok(want)
+        let got = if self.to_eof {
+            read_at(self.file, &mut buf[..want], self.at)?
+        } else {
+            read_full_at(self.file, &mut buf[..want], self.at)?;
+            want
+        };
+        self.at += got as u64;
+        (self.progress)(got as u64);
+        Ok(got)
     }
 }
 
@@ -987,11 +1027,9 @@ impl std::io::Read for PartReader<'_> {
 fn read_to_end(mut reader: impl std::io::Read, e: &mut Etag) -> std::io::Result<()> {
     let mut buf = alloc::vec![0u8; 1 << 20];
     loop {
-        match reader.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => e.update(&buf[..n]),
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err),
+        match crate::many::read_some(&mut reader, &mut buf)? {
+            0 => return Ok(()),
+            n => e.update(&buf[..n]),
         }
     }
 }
@@ -1053,41 +1091,37 @@ fn hash_parts(
 /// an `UnexpectedEof` error that says the file shrank.
 #[cfg(feature = "std")]
 fn read_full_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    use std::os::unix::fs::FileExt;
-    #[cfg(windows)]
-    use std::os::windows::fs::FileExt;
     let mut done = 0;
     while done < buf.len() {
-        #[cfg(unix)]
-        let got = file.read_at(&mut buf[done..], offset + done as u64);
-        #[cfg(windows)]
-        let got = file.seek_read(&mut buf[done..], offset + done as u64);
-        match got {
-            Ok(0) => {
+        match read_at(file, &mut buf[done..], offset + done as u64)? {
+            0 => {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "file shrank while it was read",
                 ))
             }
-            Ok(k) => done += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            k => done += k,
         }
     }
     Ok(())
 }
 
-/// Feed `len` bytes of `file` from `offset` into `h`, with positioned reads.
+/// One positioned read of `file` into `buf` at `offset` (0 at its end), again where it
+/// was interrupted.
 #[cfg(feature = "std")]
-fn read_range(file: &std::fs::File, offset: u64, len: u64, h: &mut Md5) -> std::io::Result<()> {
-    let mut buf = alloc::vec![0u8; (1 << 20).min(len as usize).max(1)];
-    let mut done = 0u64;
-    while done < len {
-        let want = buf.len().min((len - done) as usize);
-        read_full_at(file, &mut buf[..want], offset + done)?;
-        h.update(&buf[..want]);
-        done += want as u64;
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileExt;
+    #[cfg(windows)]
+    use std::os::windows::fs::FileExt;
+    loop {
+        #[cfg(unix)]
+        let got = file.read_at(buf, offset);
+        #[cfg(windows)]
+        let got = file.seek_read(buf, offset);
+        match got {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
     }
-    Ok(())
 }

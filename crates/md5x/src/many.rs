@@ -224,14 +224,35 @@ const READ_MANY_CHUNK: usize = 64 * 1024;
 fn read_full<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<(usize, bool)> {
     let mut filled = 0;
     while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) => return Ok((filled, true)),
-            Ok(k) => filled += k,
+        match read_some(r, &mut buf[filled..])? {
+            0 => return Ok((filled, true)),
+            k => filled += k,
+        }
+    }
+    Ok((filled, false))
+}
+
+/// One read of `r` into `buf`, again where it was interrupted. A reader that says it
+/// read more than `buf` holds (which `io::Read` forbids, but safe code can do) is an
+/// `InvalidData` error: its count cannot be trusted, nor what was hashed with it.
+#[cfg(feature = "std")]
+pub(crate) fn read_some<R: std::io::Read + ?Sized>(
+    r: &mut R,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Ok(n) if n > buf.len() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the reader returned more bytes than its buffer holds",
+                ))
+            }
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok((filled, false))
 }
 
 /// MD5 of every input into `out` (`out[i]` is the digest of `inputs[i]`), without

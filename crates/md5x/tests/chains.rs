@@ -434,11 +434,13 @@ fn etag_files_matches_one_by_one_every_backend() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A regular file with fewer bytes than its size says (a sysfs file states 4096): no
-/// ETag from `etag_files` or `etag_file`, but the error that says it shrank.
+/// A regular file with fewer bytes than its size says (a sysfs file states 4096): as a
+/// single PUT it is read to its end, and its ETag is the MD5 of what it holds; as a
+/// multipart upload (its size at the threshold), no ETag from `etag_files` or
+/// `etag_file`, but the error that says it shrank.
 #[cfg(target_os = "linux")]
 #[test]
-fn etag_files_of_a_file_shorter_than_its_size_is_an_error() {
+fn etag_of_a_file_shorter_than_its_size() {
     let path = "/sys/devices/system/cpu/online";
     let (Ok(meta), Ok(bytes)) = (std::fs::metadata(path), std::fs::read(path)) else {
         eprintln!("NOT RUN: no {path} here");
@@ -450,12 +452,81 @@ fn etag_files_of_a_file_shorter_than_its_size_is_an_error() {
     }
     let f = std::fs::File::open(path).unwrap();
     let p = 5 << 20;
-    for threshold in [0, p] {
-        let r = md5x::chains::etag_files(&[&f], p, threshold).pop().unwrap();
-        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
-        let r = md5x::chains::etag_file(path, p, threshold, 1);
-        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    let want = s3_etag(&bytes, p, p).unwrap();
+    assert_eq!(want.parts(), None);
+    assert_eq!(
+        md5x::chains::etag_files(&[&f], p, p)
+            .pop()
+            .unwrap()
+            .unwrap(),
+        want
+    );
+    assert_eq!(md5x::chains::etag_file(path, p, p, 1).unwrap(), want);
+    let r = md5x::chains::etag_files(&[&f], p, 0).pop().unwrap();
+    assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    let r = md5x::chains::etag_file(path, p, 0, 1);
+    assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+}
+
+/// A `/proc` file says it is empty whatever it holds: its ETag is of what it holds,
+/// as a single PUT and as a multipart upload (threshold 0), from its start even where
+/// the caller has read some of it, beside a regular file.
+#[cfg(target_os = "linux")]
+#[test]
+fn etag_of_a_proc_file_is_of_what_it_holds() {
+    use std::io::Read;
+    let path = "/proc/version";
+    let (Ok(meta), Ok(bytes)) = (std::fs::metadata(path), std::fs::read(path)) else {
+        eprintln!("NOT RUN: no {path} here");
+        return;
+    };
+    if !meta.is_file() || meta.len() != 0 || bytes.is_empty() {
+        eprintln!("NOT RUN: {path} is not an empty-seeming regular file here");
+        return;
     }
+    let plain = std::env::temp_dir().join(format!("md5x-proc-{}", std::process::id()));
+    std::fs::write(&plain, b"beside it").unwrap();
+    let p = 5 << 20;
+    for threshold in [0, 1, p] {
+        let want = s3_etag(&bytes, p, threshold).unwrap();
+        assert_eq!(
+            md5x::chains::etag_file(path, p, threshold, 1).unwrap(),
+            want,
+            "etag_file, threshold {threshold}"
+        );
+        let mut f = std::fs::File::open(path).unwrap();
+        f.read_exact(&mut [0; 3]).unwrap();
+        let g = std::fs::File::open(&plain).unwrap();
+        let got = md5x::chains::etag_files(&[&f, &g], p, threshold);
+        assert_eq!(
+            got[0].as_ref().unwrap(),
+            &want,
+            "etag_files, threshold {threshold}"
+        );
+        assert_eq!(
+            got[1].as_ref().unwrap(),
+            &s3_etag(b"beside it", p, threshold).unwrap()
+        );
+    }
+    std::fs::remove_file(&plain).unwrap();
+}
+
+/// A reader that says it read more than the buffer it was given (which `io::Read`
+/// forbids, but safe code can do) is an `InvalidData` error, never an ETag of bytes
+/// that were not there.
+#[test]
+fn a_reader_that_overstates_its_reads_is_an_error() {
+    struct Liar(usize);
+    impl std::io::Read for Liar {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.min(1 << 20);
+            self.0 -= n;
+            let _ = buf; // (whatever its length)
+            Ok(n)
+        }
+    }
+    let r = md5x::chains::etags_by_part_size(Liar(12 << 20), &[(5 << 20) + 1], 0, 1);
+    assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::InvalidData);
 }
 
 /// One read of the input gives, for every part size, what `s3_etag` gives for it:

@@ -246,6 +246,38 @@ fn update_many_random_rounds() {
     });
 }
 
+/// A reader that says it read more than its buffer holds (which `io::Read` forbids, but
+/// safe code can do) gets an `InvalidData` error of its own; the others finish right.
+#[test]
+fn update_many_from_a_reader_that_overstates_its_reads() {
+    enum R<'a> {
+        Liar,
+        Honest(&'a [u8]),
+    }
+    impl std::io::Read for R<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self {
+                R::Liar => Ok(buf.len() + 1),
+                R::Honest(d) => std::io::Read::read(d, buf),
+            }
+        }
+    }
+    let data = bytes(300_000, 5);
+    let mut readers = vec![R::Honest(&data), R::Liar, R::Honest(&data[7..])];
+    let mut hashers = vec![md5x::Md5::new(); 3];
+    let results = md5x::update_many_from(&mut hashers, &mut readers);
+    assert_eq!(
+        results[1].as_ref().unwrap_err().kind(),
+        std::io::ErrorKind::InvalidData
+    );
+    assert!(results[0].is_ok() && results[2].is_ok());
+    assert_eq!(<[u8; 16]>::from(hashers[0].finalize()), reference(&data));
+    assert_eq!(
+        <[u8; 16]>::from(hashers[2].finalize()),
+        reference(&data[7..])
+    );
+}
+
 /// `update_many_from` on every backend: more readers than the lanes (so readers that
 /// end make room for the next), of lengths from 0 to past several rounds, giving short
 /// reads and `Interrupted`; hashers that start with bytes fed; some readers that fail
