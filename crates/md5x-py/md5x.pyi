@@ -48,7 +48,9 @@ def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
     """The 16-byte MD5 digest of every buffer, in order (SIMD lanes, threads).
 
     bytes are hashed in place; other buffers are copied out, those over 256 KiB a
-    piece at a time, so memory stays bounded whatever their size.
+    piece at a time, so memory stays bounded whatever their size. From an iterable
+    other than a list or tuple, such as a generator, each item is taken as it comes
+    (a buffer refilled after it was handed out is hashed as it was handed out).
     """
 
 @overload

@@ -113,6 +113,50 @@ def test_hash_many_does_not_copy_large_mutable_buffers_whole():
     assert grew < 64 * 1024, f"peak memory grew by {grew} KiB"
 
 
+def test_hash_many_takes_each_item_of_a_generator_as_it_comes():
+    # A generator may hand out one buffer again and again, overwritten in place (a
+    # readinto loop): each item is hashed as it was when handed out, as a loop over
+    # hashlib.md5 takes it; small and large, bytearray, memoryview slices, numpy.
+    def refill(n, count):
+        buf = bytearray(n)
+        for i in range(count):
+            buf[:] = bytes([i + 1]) * n
+            yield buf
+            yield memoryview(buf)[: n // 2 + i]
+
+    for n in (8, 4096, 300 * 1024, 2 * MiB):
+        assert md5x.hash_many(refill(n, 5)) == [ref(b) for b in refill(n, 5)], n
+
+    # The same buffer released as soon as the next item is asked for.
+    def released():
+        buf = bytearray(b"x" * 100_000)
+        for i in range(3):
+            view = memoryview(buf)[i:]
+            yield view
+            view.release()
+            buf[i] = 0
+
+    assert md5x.hash_many(released()) == [ref(b) for b in released()]
+
+    # Many items, more than are held at a time, in order.
+    items = [RNG.randbytes(RNG.randrange(0, 3000)) for _ in range(20_000)]
+    assert md5x.hash_many(bytearray(b) for b in items) == [ref(b) for b in items]
+    assert md5x.hash_many(iter(items)) == [ref(b) for b in items]
+
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    arr = np.zeros(50_000, dtype=np.uint32)
+
+    def arrays():
+        for i in range(4):
+            arr[:] = i
+            yield arr
+
+    assert md5x.hash_many(arrays()) == [ref(a.tobytes()) for a in arrays()]
+
+
 def test_hash_many_bad_arguments():
     with pytest.raises(TypeError, match="^Strings must be encoded before hashing$"):
         md5x.hash_many([b"a", "b"])
@@ -434,6 +478,22 @@ def test_s3_etag_against_the_python_definition(tmp_path):
         assert md5x.s3_etag(str(p)) == etag_reference(data, 8 * MiB, 8 * MiB)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and /sys: Linux")
+def test_s3_etag_of_proc_and_sys_files_is_of_what_they_hold():
+    # A /proc file says it is empty, a /sys file says 4096 bytes: both are read
+    # through to their end, as hash_files reads them.
+    paths = [p for p in ("/proc/version", "/sys/devices/system/cpu/online") if os.path.isfile(p)]
+    if not paths:
+        pytest.skip("no /proc/version or /sys/devices/system/cpu/online here")
+    want = []
+    for p in paths:
+        with open(p, "rb") as f:
+            want.append(hashlib.md5(f.read()).hexdigest())
+    assert [md5x.s3_etag(p) for p in paths] == want
+    assert md5x.s3_etags(paths) == want
+    assert md5x.hash_files(paths) == want
+
+
 def test_s3_etag_errors(tmp_path):
     p = tmp_path / "f"
     p.write_bytes(b"abc")
@@ -683,7 +743,8 @@ def test_signatures_are_readable():
 
 
 def test_paths_with_a_nul_byte_are_rejected_as_open_rejects_them(tmp_path):
-    for bad in ("a\0b", b"a\0b", tmp_path / "a\0b"):
+    # (The str with a lone surrogate has no UTF-8 form; open() still says NUL.)
+    for bad in ("a\0b", b"a\0b", tmp_path / "a\0b", "a\0\udcff"):
         with pytest.raises(ValueError, match="^embedded null byte$"):
             open(bad, "rb")
         for call in (

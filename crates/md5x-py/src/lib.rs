@@ -38,7 +38,7 @@ use pyo3::exceptions::{PyBlockingIOError, PyBufferError, PyOSError, PyTypeError,
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::{MutexExt, PyOnceLock};
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString, PyTuple, PyType};
 
 /// Inputs up to this many bytes are hashed without releasing the GIL: letting it go and
 /// taking it back costs about as much as hashing them.
@@ -50,6 +50,13 @@ const CHUNK: usize = 256 << 10;
 
 /// `hash_many` spreads its inputs over threads once there is at least this much to hash.
 const PAR_MIN_BYTES: usize = 1 << 20;
+
+/// `hash_many` of an iterable other than a list or a tuple hashes what it has taken
+/// once it holds this many bytes (see `hash_pulled`)...
+const PULLED_WINDOW: usize = 64 << 20;
+
+/// ... or this many items.
+const PULLED_COUNT: usize = 1 << 14;
 
 /// `hash_many` copies buffers other than `bytes` of at most [`CHUNK`] bytes whole, into
 /// one arena reused for batches of this many bytes or a lane set of [`CHUNK`]s,
@@ -562,10 +569,67 @@ fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
 #[pyfunction]
 #[pyo3(signature = (buffers, /))]
 fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    let data = buffers
-        .try_iter()?
-        .map(|o| resolve(&o?))
-        .collect::<PyResult<Vec<_>>>()?;
+    let out =
+        if buffers.is_exact_instance_of::<PyList>() || buffers.is_exact_instance_of::<PyTuple>() {
+            let data = buffers
+                .try_iter()?
+                .map(|o| resolve(&o?))
+                .collect::<PyResult<Vec<_>>>()?;
+            hash_data(py, &data)?
+        } else {
+            hash_pulled(py, buffers)?
+        };
+    PyList::new(py, out.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+}
+
+/// `hash_many` of any other iterable, such as a generator: it may hand out one buffer
+/// again and again, overwritten in place (a `readinto` loop), so each item's bytes are
+/// taken as it comes, before the next is asked for, as a loop over `hashlib.md5` takes
+/// them: `bytes` are kept (they cannot change), other buffers up to [`CHUNK`] bytes
+/// copied into new `bytes`, and a larger one hashed on its own at once. Up to
+/// [`PULLED_WINDOW`] bytes or [`PULLED_COUNT`] items are held at a time, so a generator
+/// of file contents is not held whole either.
+fn hash_pulled(py: Python<'_>, buffers: &Bound<'_, PyAny>) -> PyResult<Vec<Digest>> {
+    let mut out = Vec::new();
+    let mut window: Vec<Data<'_>> = Vec::new();
+    let mut held = 0;
+    for item in buffers.try_iter()? {
+        let item = item?;
+        let data = resolve(&item)?;
+        match data {
+            Data::Bytes(_, ref r) => held += r.len(),
+            Data::Buffer(ref buf, ref chunks) if chunks.is_empty() => {
+                let n = buf.len_bytes();
+                let copy = PyBytes::new_with(py, n, |b| buf.copy_to_slice(py, b))?;
+                window.push(Data::Bytes(copy, 0..n));
+                held += n;
+                if held >= PULLED_WINDOW || window.len() >= PULLED_COUNT {
+                    out.extend(hash_data(py, &window)?);
+                    (window, held) = (Vec::new(), 0);
+                }
+                continue;
+            }
+            Data::Buffer(..) => {
+                out.extend(hash_data(py, &window)?);
+                (window, held) = (Vec::new(), 0);
+                let mut h = Md5::new();
+                feed(py, &data, &mut |s| h.update(s))?;
+                out.push(h.finalize());
+                continue;
+            }
+        }
+        window.push(data);
+        if held >= PULLED_WINDOW || window.len() >= PULLED_COUNT {
+            out.extend(hash_data(py, &window)?);
+            (window, held) = (Vec::new(), 0);
+        }
+    }
+    out.extend(hash_data(py, &window)?);
+    Ok(out)
+}
+
+/// The digests of resolved buffers, in order: `bytes` in place, the others copied out.
+fn hash_data(py: Python<'_>, data: &[Data<'_>]) -> PyResult<Vec<Digest>> {
     let mut out = vec![Digest::new([0; 16]); data.len()];
     // `bytes` and buffers of at most CHUNK bytes, in batches; the larger buffers are
     // set aside for `hash_chunked`. The small buffers other than `bytes` are copied
@@ -625,8 +689,8 @@ fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Boun
             out[i] = d;
         }
     }
-    hash_chunked(py, &data, &large, &mut out)?;
-    PyList::new(py, out.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+    hash_chunked(py, data, &large, &mut out)?;
+    Ok(out)
 }
 
 /// One thread's share of `hash_chunked`: the buffers open in it, each with its hasher
@@ -936,7 +1000,8 @@ fn to_path<'py>(
     // What open() says of a name no system call can take.
     let nul = match p.cast::<PyBytes>() {
         Ok(b) => b.as_bytes().contains(&0),
-        Err(_) => p.extract::<&str>().is_ok_and(|s| s.contains('\0')),
+        // (Asked of the str itself: one with a lone surrogate has no UTF-8 form.)
+        Err(_) => p.contains("\0")?,
     };
     if nul {
         return Err(PyValueError::new_err("embedded null byte"));
