@@ -494,6 +494,31 @@ def test_s3_etag_of_proc_and_sys_files_is_of_what_they_hold():
     assert md5x.hash_files(paths) == want
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/fd: Linux")
+def test_file_functions_under_a_low_open_file_limit(tmp_path):
+    # Where a loop over open() works, so do hash_files and s3_etags: they hold fewer
+    # files open for the lanes under a low limit (they held up to 128 and failed
+    # with EMFILE).
+    import resource
+
+    datas = [bytes([i]) * (MiB + 1000 + i) for i in range(50)]
+    paths = []
+    for i, d in enumerate(datas):
+        p = tmp_path / f"f{i}"
+        p.write_bytes(d)
+        paths.append(p)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = max(40, len(os.listdir("/proc/self/fd")) + 24)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    try:
+        got = md5x.hash_files(paths, jobs=2)
+        tags = md5x.s3_etags(paths, 5 * MiB, 1, jobs=2)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert got == [hashlib.md5(d).hexdigest() for d in datas]
+    assert tags == [etag_reference(d, 5 * MiB, 1) for d in datas]
+
+
 def test_s3_etag_errors(tmp_path):
     p = tmp_path / "f"
     p.write_bytes(b"abc")

@@ -9,7 +9,7 @@
 //! streamed with big reads instead, and when it has at least [`PIPELINE_MIN`] bytes it
 //! is read on a second thread while the first hashes, so the copy out of the page
 //! cache is hidden behind hashing. Pipes and devices are streamed too, and so are
-//! large files while [`MAX_DEFERRED`] others are held open.
+//! large files while [`deferred_cap`] others are held open.
 
 use std::fs::File;
 use std::io::{self, Read, Seek};
@@ -432,17 +432,25 @@ enum Read1 {
 static DEFERRED: AtomicUsize = AtomicUsize::new(0);
 /// The most large files held open at once: far below the usual limit on open files
 /// (1024 on Linux, 256 on macOS), however many workers run. With 2 workers, each can
-/// hold a whole batch (at most 48 files).
+/// hold a whole batch (at most 48 files). Fewer under a low limit ([`deferred_cap`]).
 const MAX_DEFERRED: usize = 128;
+
+/// [`MAX_DEFERRED`], or fewer where the limit on open files is low
+/// (`md5x::tuning::open_file_cap`: with `ulimit -n 64`, 16; at 32 or below, none, and
+/// every large file is streamed on its own, as md5sum reads it). Read once.
+fn deferred_cap() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| md5x::tuning::open_file_cap(MAX_DEFERRED))
+}
 
 /// A large file held open for [`hash_large`], counted in [`DEFERRED`] until dropped.
 struct Deferred(File);
 
 impl Deferred {
-    /// Hold `f`, or give it back when [`MAX_DEFERRED`] files are held already.
+    /// Hold `f`, or give it back when [`deferred_cap`] files are held already.
     fn hold(f: File) -> Result<Deferred, File> {
         match DEFERRED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-            (n < MAX_DEFERRED).then_some(n + 1)
+            (n < deferred_cap()).then_some(n + 1)
         }) {
             Ok(_) => Ok(Deferred(f)),
             Err(_) => Err(f),
@@ -1309,13 +1317,13 @@ mod tests {
         assert_eq!(cut_after_stdin(vec![1, 2], &inputs[1..3]), [1, 2]);
     }
 
-    /// At most `MAX_DEFERRED` large files are held open at once, and a file let go
+    /// At most `deferred_cap()` large files are held open at once, and a file let go
     /// frees its place.
     #[test]
     fn large_files_held_open_are_capped() {
         let _one = HOLDING.lock().unwrap_or_else(|e| e.into_inner());
         let null = || File::open("/dev/null").unwrap();
-        let mut held: Vec<Deferred> = (0..MAX_DEFERRED)
+        let mut held: Vec<Deferred> = (0..deferred_cap())
             .map(|i| Deferred::hold(null()).unwrap_or_else(|_| panic!("refused file {i}")))
             .collect();
         assert!(Deferred::hold(null()).is_err());

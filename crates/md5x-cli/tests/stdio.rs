@@ -206,6 +206,52 @@ fn no_thread_to_spare_is_not_a_failure() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Under a low limit on open files (`ulimit -n 40`), where md5sum, which holds one
+/// file at a time, works: md5x holds fewer large files open for its lanes (it held up
+/// to 128 and failed with "Too many open files"), with one worker or eight, in hash
+/// and check mode, and for ETags.
+#[test]
+fn low_open_file_limit_like_md5sum() {
+    let dir = temp_file("nofile", b"").with_file_name("");
+    let mut names = Vec::new();
+    for i in 0..60u32 {
+        let n = format!("f{i:02}");
+        let len = if i % 20 == 7 {
+            (6 << 20) + 3 * i as usize
+        } else {
+            300_000 + i as usize
+        };
+        std::fs::write(dir.join(&n), vec![i as u8; len]).unwrap();
+        names.push(n);
+    }
+    let all = names.join(" ");
+    let run = |prog: &str, args: &str| {
+        let cmd = format!(
+            "cd '{}' && ulimit -n 40 && exec {prog} {args}",
+            dir.display()
+        );
+        let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let want = run("md5sum", &all);
+    assert_eq!(want.0, Some(0), "md5sum: {want:?}");
+    std::fs::write(dir.join("sums"), &want.1).unwrap();
+    for jobs in ["-j1", "-j2", "-j8"] {
+        assert_eq!(run(md5x(), &format!("{jobs} {all}")), want, "md5x {jobs}");
+        let (code, _, err) = run(md5x(), &format!("{jobs} --quiet -c sums"));
+        assert_eq!((code, err.as_str()), (Some(0), ""), "md5x {jobs} -c");
+        let etags = format!("{jobs} --etag --part-size 5MiB --threshold 5MiB {all}");
+        let (code, out, err) = run(md5x(), &etags);
+        assert_eq!((code, err.as_str()), (Some(0), ""), "md5x {etags}");
+        assert_eq!(out.matches("-2  f").count(), 3, "{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// With SIGPIPE ignored (as Python's subprocess, many daemons and CI runners leave
 /// it), a reader that goes away is a write error: md5sum goes on, reports what else
 /// fails (here a missing file after many sums), then says "write error" and exits 1.

@@ -79,6 +79,13 @@ const WHOLE_FILE_MAX: u64 = 1 << 20;
 /// The most large files `hash_files` holds open at once, over all its threads.
 const MAX_HELD_OPEN: usize = 128;
 
+/// [`MAX_HELD_OPEN`], or fewer where the process's limit on open files is low (as
+/// it is now: a program may lower it), so that `hash_files` and `s3_etags` work
+/// where a loop over `open` would.
+fn held_open_max() -> usize {
+    md5x::tuning::open_file_cap(MAX_HELD_OPEN)
+}
+
 /// Read size when streaming a large file.
 const READ_CHUNK: usize = 1 << 20;
 
@@ -926,8 +933,8 @@ fn hash_paths(
         bufs: vec![Vec::new(); cap],
         // Large files each thread may hold open for the lanes: far below the usual
         // limit on open files (1024 on Linux, 256 on macOS) with every thread
-        // together; the rest are streamed one by one.
-        hold: (MAX_HELD_OPEN / threads).max(1),
+        // together, and lower under a lower limit; the rest are streamed one by one.
+        hold: (held_open_max() / threads).max(1),
     };
     over_batches(paths, jobs, cap, stop_on_error, state, |st, range, done| {
         let mut ready = Vec::with_capacity(range.len());
@@ -958,7 +965,7 @@ fn hash_paths(
 
 /// S3 ETags of every file, on `jobs` threads, each hashing the parts of a batch of
 /// files side by side in the lanes (`chains::etag_files`). A batch holds its files
-/// open: at most [`MAX_HELD_OPEN`] over all threads.
+/// open: at most [`held_open_max`] over all threads (and one on each thread).
 fn etag_paths(
     paths: &[PathBuf],
     part_size: u64,
@@ -968,7 +975,7 @@ fn etag_paths(
 ) -> Vec<Option<io::Result<ETag>>> {
     let lanes = Backend::active().lanes().clamp(8, 64);
     let threads = jobs.min(paths.len()).max(1);
-    let cap = lanes.min(MAX_HELD_OPEN / threads).max(1);
+    let cap = lanes.min(held_open_max() / threads).max(1);
     over_batches(
         paths,
         jobs,

@@ -521,6 +521,37 @@ pub mod tuning {
         ends
     }
 
+    /// How many files a tool may hold open at once for hashing side by side: `most`, or
+    /// fewer where the process's limit on open files (its soft `RLIMIT_NOFILE`, as
+    /// Linux's `/proc/self/limits` gives it; read at each call, since a process may
+    /// change it) leaves less than twice that beyond 32 for everything else. With a
+    /// limit of 64, 16; at 32 or below, none (each file is then read on its own, as
+    /// md5sum reads it). Where the limit cannot be read, `most`.
+    #[cfg(feature = "std")]
+    pub fn open_file_cap(most: usize) -> usize {
+        let limit = std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|t| open_files_limit(&t));
+        match limit {
+            Some(Some(n)) => {
+                usize::try_from(n.saturating_sub(32) / 2).map_or(most, |c| c.min(most))
+            }
+            _ => most,
+        }
+    }
+
+    /// The soft limit on open files in the text of `/proc/self/limits`: `Some(None)`
+    /// when it is unlimited, `None` where the text does not say.
+    #[cfg(feature = "std")]
+    pub fn open_files_limit(limits: &str) -> Option<Option<u64>> {
+        let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+        let soft = line["Max open files".len()..].split_whitespace().next()?;
+        match soft {
+            "unlimited" => Some(None),
+            n => n.parse().ok().map(Some),
+        }
+    }
+
     /// The sizes of the regular files at `paths` (0 for `None`, for what is not a regular
     /// file, and where the lookup fails), for [`batch_ends`]: looked up on up to
     /// `threads` threads, since on a network file system each lookup is a round trip,
@@ -1006,6 +1037,27 @@ mod tests {
     use super::*;
     use crate::kernels::lanes::portable_kernel;
     use alloc::vec::Vec;
+
+    /// The soft limit on open files, as `/proc/self/limits` writes it.
+    #[cfg(feature = "std")]
+    #[test]
+    fn open_files_limit_from_proc_limits() {
+        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                    Max processes             63704                63704                processes \n\
+                    Max open files            1024                 524288               files     \n";
+        assert_eq!(tuning::open_files_limit(text), Some(Some(1024)));
+        let unlimited = text.replace("1024 ", "unlimited");
+        assert_eq!(tuning::open_files_limit(&unlimited), Some(None));
+        assert_eq!(
+            tuning::open_files_limit("Max processes 5 5 processes"),
+            None
+        );
+        assert_eq!(tuning::open_files_limit("Max open files x y files"), None);
+        // Whatever this process's limit is, the cap stays within what was asked.
+        // (Not under Miri: its isolation allows no file system.)
+        #[cfg(not(miri))]
+        assert!(tuning::open_file_cap(128) <= 128);
+    }
 
     /// `file_sizes`: a regular file's size, 0 for a directory, a missing path and no
     /// path, in order, on one thread or several.
