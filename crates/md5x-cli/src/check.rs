@@ -101,6 +101,21 @@ fn parse_sum(algo: Algo, d: &[u8]) -> Option<ETag> {
     }
 }
 
+/// Whether the line `l` (newline and CR removed) is an untagged line whose sum is an
+/// S3 multipart ETag (`hex-N`, as `md5x --etag` writes it) followed by a name.
+fn multipart_etag_line(l: &[u8]) -> bool {
+    let s = l.trim_ascii_start();
+    let s = s.strip_prefix(b"\\").unwrap_or(s);
+    let Some(end) = s.iter().position(|&c| white(c)) else {
+        return false;
+    };
+    let sum = std::str::from_utf8(&s[..end]).ok();
+    end + 1 < s.len()
+        && sum
+            .and_then(|t| t.parse::<ETag>().ok())
+            .is_some_and(|e| e.parts().is_some())
+}
+
 /// A checksum line, parsed.
 struct Parsed {
     algo: Algo,
@@ -249,6 +264,10 @@ struct Tally {
     misformatted: u64,
     mismatched: u64,
     unreadable: u64,
+    /// Of the misformatted lines, those that hold an S3 multipart ETag (`hex-N`) where
+    /// an MD5 was looked for: `md5x --etag` writes them, and `-c` alone cannot check
+    /// them.
+    etag_shaped: u64,
     /// A properly formatted line was seen.
     properly: bool,
     /// A file matched its sum.
@@ -316,14 +335,31 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     }
     let Tally {
         misformatted,
+        etag_shaped,
         mismatched,
         unreadable,
         properly,
         matched,
         ..
     } = t;
+    // (After md5sum's own words on the misformatted lines.)
+    let etag_note = |ctx: &mut Ctx| {
+        if etag_shaped != 0 && !o.status {
+            let (lines, them) = match etag_shaped {
+                1 => ("line holds an S3 multipart ETag", "it"),
+                _ => ("lines hold S3 multipart ETags", "them"),
+            };
+            ctx.error_at(
+                shown,
+                &format!(
+                    "{etag_shaped} improperly formatted {lines} (hex-N): check {them} with --etag"
+                ),
+            );
+        }
+    };
     if !properly {
         ctx.error_at(shown, "no properly formatted checksum lines found");
+        etag_note(ctx);
     } else if !o.status {
         let plural = |n: u64, one: &str, many: &str| {
             if n == 1 {
@@ -335,6 +371,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         if misformatted != 0 {
             let w = plural(misformatted, "line is", "lines are");
             ctx.error(format!("WARNING: {misformatted} {w} improperly formatted").as_bytes());
+            etag_note(ctx);
         }
         if unreadable != 0 {
             let w = plural(unreadable, "listed file", "listed files");
@@ -383,6 +420,9 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
                 events.push(Event::Verify { name, algo, want });
             }
             _ => {
+                if o.algo == Algo::Md5 && multipart_etag_line(l) {
+                    t.etag_shaped += 1;
+                }
                 let warning = o.warn.then(|| {
                     let mut m = ctx.q(shown);
                     m.extend_from_slice(

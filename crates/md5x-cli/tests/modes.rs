@@ -609,6 +609,62 @@ fn check_mode_failures_and_options() {
     assert_eq!(o.out(), "a: OK (one part)\n");
 }
 
+/// `md5x --etag` output checked without `--etag`: its multipart lines are not MD5
+/// lines, so they are misformatted, as md5sum says, and a note names them and how to
+/// check them (`--etag`), also when no line is left to check; `--status` says
+/// nothing; a line that only looks like one (no name) gets no note.
+#[test]
+fn etag_lines_checked_without_etag_get_a_note() {
+    let tmp = TempDir::new("etag-note");
+    let dir = tmp.path();
+    fs::write(dir.join("small"), pattern(100)).unwrap();
+    fs::write(dir.join("big"), pattern(11 << 20)).unwrap();
+    let sums = md5x(
+        dir,
+        &["--etag", "--part-size", "5MiB", "small", "big", "big"],
+        b"",
+    )
+    .out();
+    assert_eq!(sums.matches("-3  big").count(), 2, "{sums}");
+    fs::write(dir.join("sums"), &sums).unwrap();
+    let o = md5x(dir, &["-c", "sums"], b"");
+    assert_eq!((o.out().as_str(), o.code), ("small: OK\n", Some(0)));
+    assert_eq!(
+        o.stderr,
+        "md5x: WARNING: 2 lines are improperly formatted\n\
+         md5x: sums: 2 improperly formatted lines hold S3 multipart ETags (hex-N): check them with --etag\n"
+    );
+    let multipart: String = sums
+        .lines()
+        .skip(1)
+        .take(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(
+        dir.join("one"),
+        format!("{multipart}{}\n", &multipart[..35]),
+    )
+    .unwrap();
+    let o = md5x(dir, &["-c", "one"], b"");
+    assert_eq!((o.out().as_str(), o.code), ("", Some(1)));
+    assert_eq!(
+        o.stderr,
+        "md5x: one: no properly formatted checksum lines found\n\
+         md5x: one: 1 improperly formatted line holds an S3 multipart ETag (hex-N): check it with --etag\n"
+    );
+    let o = md5x(dir, &["-c", "--status", "sums"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str(), o.code),
+        ("", "", Some(0))
+    );
+    let o = md5x(dir, &["-c", "--etag", "sums"], b"");
+    assert_eq!(
+        o.out(),
+        "small: OK\nbig: OK (part size 5 MiB)\nbig: OK (part size 5 MiB)\n"
+    );
+    assert_eq!((o.stderr.as_str(), o.code), ("", Some(0)));
+}
+
 fn hex_bytes(h: &str) -> Vec<u8> {
     (0..h.len() / 2)
         .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
