@@ -422,7 +422,7 @@ fn run(closed: [bool; 3]) -> ! {
                     Some(n) => s.jobs = Some(n),
                     None => {
                         let mut m = b"invalid number of jobs: ".to_vec();
-                        m.extend_from_slice(&quote::quotef(v.as_bytes(), locale_is_utf8()));
+                        m.extend_from_slice(&quote::quote_arg(v.as_bytes(), locale_is_utf8()));
                         usage_fail(&prog, Some(&m));
                     }
                 }

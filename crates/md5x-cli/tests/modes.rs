@@ -796,6 +796,17 @@ fn size_and_option_errors() {
             assert_eq!(o.code, Some(1));
         }
     }
+    // A bad number of jobs is quoted as the other bad values are (GNU's quote).
+    for bad in ["abc", "-1", ""] {
+        let o = md5x(dir, &["-j", bad, "a"], b"");
+        assert_eq!(
+            (o.stderr, o.code),
+            (
+                format!("md5x: invalid number of jobs: '{bad}'\nTry 'md5x --help' for more information.\n"),
+                Some(1)
+            )
+        );
+    }
     let o = md5x(dir, &["--etag", "-a", "md5-p8", "a"], b"");
     assert_eq!(
         o.stderr,
