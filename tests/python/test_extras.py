@@ -436,6 +436,11 @@ def test_hash_files_bad_arguments(tree):
         md5x.hash_files(good, errors="ignore")
     with pytest.raises(TypeError):
         md5x.hash_files(good, 2)  # jobs is keyword-only
+    # One path where a list is asked for (it would be taken as its characters).
+    for one in (str(good[0]), os.fsencode(good[0]), pathlib.Path(good[0])):
+        for call in (md5x.hash_files, md5x.s3_etags):
+            with pytest.raises(TypeError, match=r"^paths must be an iterable of paths, not a single"):
+                call(one)
 
 
 # ------------------------------------------------------------------------------------

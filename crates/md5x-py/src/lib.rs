@@ -1093,8 +1093,20 @@ fn file_list<'py>(
             )))
         }
     };
+    // One path where a list of them is asked for would be taken as its characters
+    // (`hash_files("a.txt")`: files 'a', '.', ...): said at once instead.
+    let os = py.import("os")?;
+    if paths.is_instance_of::<PyString>()
+        || paths.is_instance_of::<PyBytes>()
+        || paths.is_instance(&os.getattr("PathLike")?)?
+    {
+        return Err(PyTypeError::new_err(format!(
+            "paths must be an iterable of paths, not a single path ({}); pass [path]",
+            paths.get_type().name()?
+        )));
+    }
     let objs = paths.try_iter()?.collect::<PyResult<Vec<_>>>()?;
-    let fspath = py.import("os")?.getattr("fspath")?;
+    let fspath = os.getattr("fspath")?;
     let (paths, names): (Vec<_>, Vec<_>) = objs
         .iter()
         .map(|o| to_path(&fspath, o))
