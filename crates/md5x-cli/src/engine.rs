@@ -976,10 +976,11 @@ pub fn run<P>(
     let gate = Gate::default();
     // How many `-` operands come before each batch: a batch waits for them to be read.
     let stdin_before: Vec<usize> = std::iter::once(0)
-        .chain(
-            ends.iter()
-                .map(|&b| inputs[..b].iter().filter(|j| is_stdin(j)).count()),
-        )
+        .chain(ends.iter().scan((0, 0), |(a, n), &b| {
+            *n += inputs[*a..b].iter().filter(|j| is_stdin(j)).count();
+            *a = b;
+            Some(*n)
+        }))
         .collect();
     let (tx, rx) = mpsc::channel::<(usize, Vec<(usize, Got)>)>();
     // One worker: batches off the shared counter until none are left. With `wait`, a
