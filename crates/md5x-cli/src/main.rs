@@ -525,6 +525,18 @@ fn run(closed: [bool; 3]) -> ! {
     if s.etag {
         s.algo = Algo::Etag;
     }
+    if s.speed {
+        // (It measures the kernels on buffers of its own: a file would be ignored.)
+        if let Some(first) = operands.first() {
+            let mut m = b"extra operand ".to_vec();
+            m.extend_from_slice(&quote::quote_arg(first.as_bytes(), locale_is_utf8()));
+            m.extend_from_slice(b" (--speed hashes no files)");
+            usage_fail(&prog, Some(&m));
+        }
+        if s.check {
+            bad("the --check option is meaningless with --speed");
+        }
+    }
 
     // Which kernel: --backend wins over MD5X_BACKEND; a bad name is an error, never a
     // panic or a silent fallback.

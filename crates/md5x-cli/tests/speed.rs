@@ -2,6 +2,7 @@
 //! at four sizes, multi-buffer rows for the lane backends, and the backends it could
 //! not run. It asserts the table's shape and that figures are positive, not speeds.
 
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 #[test]
@@ -62,4 +63,33 @@ fn speed_to_a_full_device_is_a_write_error() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.ends_with(": write error\n"), "{err}");
+}
+
+/// `--speed` hashes buffers of its own: a file operand or `-c` with it is a usage error
+/// (it used to be ignored without a word), and nothing is measured.
+#[test]
+fn speed_with_files_or_check_is_a_usage_error() {
+    for (args, msg) in [
+        (
+            &["--speed", "some file"][..],
+            "md5x: extra operand 'some file' (--speed hashes no files)\n",
+        ),
+        (
+            &["-c", "--speed"][..],
+            "md5x: the --check option is meaningless with --speed\n",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_md5x"))
+            .arg0("md5x")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err,
+            format!("{msg}Try 'md5x --help' for more information.\n")
+        );
+    }
 }
