@@ -104,16 +104,13 @@ fn parse_sum(algo: Algo, d: &[u8]) -> Option<ETag> {
 /// Whether the line `l` (newline and CR removed) is an untagged line whose sum is an
 /// S3 multipart ETag (`hex-N`, as `md5x --etag` writes it) followed by a name.
 fn multipart_etag_line(l: &[u8]) -> bool {
-    let s = l.trim_ascii_start();
+    // (Blanks and an escape's `\` before the sum, as `split_line` reads them.)
+    let s = &l[l.iter().position(|&c| !white(c)).unwrap_or(l.len())..];
     let s = s.strip_prefix(b"\\").unwrap_or(s);
     let Some(end) = s.iter().position(|&c| white(c)) else {
         return false;
     };
-    let sum = std::str::from_utf8(&s[..end]).ok();
-    end + 1 < s.len()
-        && sum
-            .and_then(|t| t.parse::<ETag>().ok())
-            .is_some_and(|e| e.parts().is_some())
+    end + 1 < s.len() && parse_sum(Algo::Etag, &s[..end]).is_some_and(|e| e.parts().is_some())
 }
 
 /// A checksum line, parsed.

@@ -602,33 +602,32 @@ fn hash_pulled(py: Python<'_>, buffers: &Bound<'_, PyAny>) -> PyResult<Vec<Diges
     let mut held = 0;
     for item in buffers.try_iter()? {
         let item = item?;
-        let data = resolve(&item)?;
-        match data {
-            Data::Bytes(_, ref r) => held += r.len(),
+        // (The buffer is let go here, before the next item is asked for.)
+        let data = match resolve(&item)? {
             Data::Buffer(ref buf, ref chunks) if chunks.is_empty() => {
                 let n = buf.len_bytes();
-                let copy = PyBytes::new_with(py, n, |b| buf.copy_to_slice(py, b))?;
-                window.push(Data::Bytes(copy, 0..n));
-                held += n;
-                if held >= PULLED_WINDOW || window.len() >= PULLED_COUNT {
-                    out.extend(hash_data(py, &window)?);
-                    (window, held) = (Vec::new(), 0);
-                }
-                continue;
+                Data::Bytes(
+                    PyBytes::new_with(py, n, |b| buf.copy_to_slice(py, b))?,
+                    0..n,
+                )
             }
-            Data::Buffer(..) => {
-                out.extend(hash_data(py, &window)?);
-                (window, held) = (Vec::new(), 0);
+            large @ Data::Buffer(..) => {
+                out.extend(hash_data(py, &std::mem::take(&mut window))?);
+                held = 0;
                 let mut h = Md5::new();
-                feed(py, &data, &mut |s| h.update(s))?;
+                feed(py, &large, &mut |s| h.update(s))?;
                 out.push(h.finalize());
                 continue;
             }
+            bytes => bytes,
+        };
+        if let Data::Bytes(_, r) = &data {
+            held += r.len();
         }
         window.push(data);
         if held >= PULLED_WINDOW || window.len() >= PULLED_COUNT {
-            out.extend(hash_data(py, &window)?);
-            (window, held) = (Vec::new(), 0);
+            out.extend(hash_data(py, &std::mem::take(&mut window))?);
+            held = 0;
         }
     }
     out.extend(hash_data(py, &window)?);

@@ -877,17 +877,21 @@ pub fn etag_files_with(
     if let Err(e) = Etag::with_backend(backend, part_size, threshold) {
         return files.iter().map(|_| Err(invalid(e))).collect();
     }
-    let stream = |file: &std::fs::File| {
+    // A file read through to its end, in order, into one streaming ETag.
+    let read_through = |reader: &mut dyn std::io::Read| {
         let mut e =
             Etag::with_backend(backend, part_size, threshold).expect("the settings were checked");
-        let from_start = PartReader {
+        read_to_end(reader, &mut e).and_then(|()| e.finalize().map_err(invalid))
+    };
+    // ... from its start, with positioned reads.
+    let stream = |file: &std::fs::File| {
+        read_through(&mut PartReader {
             file,
             at: 0,
             end: u64::MAX,
             to_eof: true,
             progress,
-        };
-        read_to_end(from_start, &mut e).and_then(|()| e.finalize().map_err(invalid))
+        })
     };
     // What each file comes to: a result already, or its parts' readers, from
     // `first` on, `parts` of them (a single PUT: one, with no part count).
@@ -906,10 +910,7 @@ pub fn etag_files_with(
             let size = meta.len();
             if !meta.is_file() {
                 // (No positions to read at: read in order, from where it is.)
-                let mut e = Etag::with_backend(backend, part_size, threshold)
-                    .expect("the settings were checked");
-                let r = read_to_end(file, &mut e).and_then(|()| e.finalize().map_err(invalid));
-                return Plan::Done(r);
+                return Plan::Done(read_through(&mut { file }));
             }
             if size == 0 {
                 // A `/proc` file says it is empty whatever it holds.
