@@ -827,6 +827,7 @@ fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed>
             if let Some(p) = &cfg.progress {
                 p.add_bytes(n);
             }
+            Ok(())
         };
         let backend = md5x::Backend::active();
         let tags = chains::etag_files_with(backend, &refs, part_size, threshold, &progress);

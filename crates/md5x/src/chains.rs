@@ -548,10 +548,34 @@ pub fn etag_file(
     threshold: u64,
     threads: usize,
 ) -> std::io::Result<ETag> {
-    etag_file_with(Backend::active(), path, part_size, threshold, threads)
+    etag_file_with(
+        Backend::active(),
+        path,
+        part_size,
+        threshold,
+        threads,
+        &|_| Ok(()),
+    )
 }
 
-/// [`etag_file`] on a chosen backend.
+/// [`etag_file`] on a chosen backend, calling `progress` with the length of each read
+/// as it is done, from any of the threads. An error from `progress` stops the work:
+/// each thread returns at its next read, and the error is returned (a caller that
+/// is told to stop, by a user's Ctrl-C or a deadline, does not wait for the rest of a
+/// large file; an `Interrupted` error comes back as `Other`).
+///
+/// ```no_run
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// let read = AtomicU64::new(0);
+/// let tag = md5x::chains::etag_file_with(md5x::Backend::active(), "big.iso", 8 << 20, 8 << 20, 0,
+///     &|n| {
+///         read.fetch_add(n, Ordering::Relaxed);
+///         Ok(())
+///     },
+/// )?;
+/// println!("{tag}: {} bytes", read.load(Ordering::Relaxed));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # Panics
 ///
@@ -563,6 +587,7 @@ pub fn etag_file_with(
     part_size: u64,
     threshold: u64,
     threads: usize,
+    progress: &(dyn Fn(u64) -> std::io::Result<()> + Sync),
 ) -> std::io::Result<ETag> {
     use std::io::{Error, ErrorKind};
     backend.assert_supported();
@@ -578,7 +603,7 @@ pub fn etag_file_with(
         // through to their end, in order: the ETag is of what the file holds when
         // read (a `/sys` file says 4096 bytes and holds fewer; a file that grows to
         // the threshold meanwhile gets a multipart ETag).
-        read_to_end(&file, &mut streaming)?;
+        read_to_end(Reported(&file, progress), &mut streaming)?;
         return streaming.finalize().map_err(invalid);
     }
     // (Not 0: `size` is at least 1, and the part size was checked.)
@@ -619,7 +644,7 @@ pub fn etag_file_with(
             };
             let start = first * part_size;
             let len = part_size.min(size - start);
-            let out = hash_parts(backend, &file, start, len, count, &mut bufs)?;
+            let out = hash_parts(backend, &file, start, len, count, &mut bufs, progress)?;
             let mut all = digests.lock().unwrap_or_else(|p| p.into_inner());
             all[first as usize..][..out.len()].copy_from_slice(&out);
         }
@@ -852,12 +877,15 @@ pub fn etag_files(
     part_size: u64,
     threshold: u64,
 ) -> alloc::vec::Vec<std::io::Result<ETag>> {
-    etag_files_with(Backend::active(), files, part_size, threshold, &|_| {})
+    etag_files_with(Backend::active(), files, part_size, threshold, &|_| Ok(()))
 }
 
 /// [`etag_files`] on a chosen backend, calling `progress` with the length of each
-/// read of the regular files as it is done (for a progress line: a batch of large
-/// files can take minutes).
+/// read as it is done (for a progress line: a batch of large files can take minutes).
+/// An error from `progress` ends the read it was called for: the file read is given
+/// that error, and so is each other file at its next read while `progress` keeps
+/// returning errors (to stop the whole batch at once; an `Interrupted` error comes
+/// back as `Other`, since read loops retry `Interrupted`).
 ///
 /// # Panics
 ///
@@ -868,7 +896,7 @@ pub fn etag_files_with(
     files: &[&std::fs::File],
     part_size: u64,
     threshold: u64,
-    progress: &dyn Fn(u64),
+    progress: &dyn Fn(u64) -> std::io::Result<()>,
 ) -> alloc::vec::Vec<std::io::Result<ETag>> {
     use alloc::vec::Vec;
     use std::io::{Error, ErrorKind};
@@ -910,7 +938,7 @@ pub fn etag_files_with(
             let size = meta.len();
             if !meta.is_file() {
                 // (No positions to read at: read in order, from where it is.)
-                return Plan::Done(read_through(&mut { file }));
+                return Plan::Done(read_through(&mut Reported(file, progress)));
             }
             if size == 0 {
                 // A `/proc` file says it is empty whatever it holds.
@@ -999,7 +1027,7 @@ struct PartReader<'a> {
     at: u64,
     end: u64,
     to_eof: bool,
-    progress: &'a dyn Fn(u64),
+    progress: &'a dyn Fn(u64) -> std::io::Result<()>,
 }
 
 #[cfg(feature = "std")]
@@ -1017,9 +1045,33 @@ impl std::io::Read for PartReader<'_> {
             want
         };
         self.at += got as u64;
-        (self.progress)(got as u64);
+        told(self.progress, got)?;
         Ok(got)
     }
+}
+
+/// A file read in order, each read's length told to a progress callback, whose error
+/// ends the read.
+#[cfg(feature = "std")]
+struct Reported<'a, P: ?Sized>(&'a std::fs::File, &'a P);
+
+#[cfg(feature = "std")]
+impl<P: Fn(u64) -> std::io::Result<()> + ?Sized> std::io::Read for Reported<'_, P> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let got = std::io::Read::read(&mut self.0, buf)?;
+        told(self.1, got)?;
+        Ok(got)
+    }
+}
+
+/// Tell `progress` of a read of `n` bytes. Its `Interrupted` error is handed on as
+/// `Other`: read loops retry `Interrupted`, and would lose the bytes just read.
+#[cfg(feature = "std")]
+fn told<P: Fn(u64) -> std::io::Result<()> + ?Sized>(progress: &P, n: usize) -> std::io::Result<()> {
+    progress(n as u64).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Interrupted => std::io::Error::other(e),
+        _ => e,
+    })
 }
 
 /// Feed `e` what `reader` gives up to its end, in order (for what is not a regular
@@ -1038,7 +1090,8 @@ fn read_to_end(mut reader: impl std::io::Read, e: &mut Etag) -> std::io::Result<
 /// MD5 of `count` consecutive ranges of `len` bytes of `file`, the first at `start`,
 /// read a chunk of each in turn and hashed side by side in the lanes (or one by one
 /// where the lanes would not pay; `hash_jobs` decides). `bufs` is the caller's
-/// reusable read buffers.
+/// reusable read buffers; `progress` is told each read's length, and its error ends
+/// the work.
 #[cfg(feature = "std")]
 fn hash_parts(
     backend: Backend,
@@ -1047,6 +1100,7 @@ fn hash_parts(
     len: u64,
     count: u64,
     bufs: &mut alloc::vec::Vec<alloc::vec::Vec<u8>>,
+    progress: &(dyn Fn(u64) -> std::io::Result<()> + Sync),
 ) -> std::io::Result<alloc::vec::Vec<Digest>> {
     let n = count as usize;
     let kernel = crate::many::shape_for(backend, n);
@@ -1066,6 +1120,7 @@ fn hash_parts(
         last = chunk.min((len - done) as usize);
         for (p, b) in bufs.iter_mut().enumerate() {
             read_full_at(file, &mut b[..last], start + p as u64 * len + done)?;
+            told(progress, last)?;
         }
         let whole = last / 64 * 64;
         let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> = bufs

@@ -329,7 +329,8 @@ fn etag_file_lanes_every_backend() {
         let want = s3_etag(data, p, p).unwrap();
         common::for_each_backend(|b| {
             for threads in [1, 2, 5] {
-                let got = md5x::chains::etag_file_with(b, &path, p, p, threads).unwrap();
+                let got =
+                    md5x::chains::etag_file_with(b, &path, p, p, threads, &|_| Ok(())).unwrap();
                 assert_eq!(got, want, "{b}: len {len} threads {threads}");
             }
         });
@@ -357,7 +358,7 @@ fn etag_file_reads_a_fifo_to_its_end() {
         assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
         std::thread::scope(|s| {
             let writer = s.spawn(|| std::fs::write(&fifo, &data));
-            let got = md5x::chains::etag_file_with(b, &fifo, p, p, 0).unwrap();
+            let got = md5x::chains::etag_file_with(b, &fifo, p, p, 0, &|_| Ok(())).unwrap();
             writer.join().unwrap().unwrap();
             assert_eq!(got, want, "{b}");
         });
@@ -368,6 +369,120 @@ fn etag_file_reads_a_fifo_to_its_end() {
         err.to_string().to_lowercase().contains("directory"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A progress callback that lets `limit` bytes be read, then says to stop (with
+/// `kind`), and counts the reads after that in `after`. Reads that go on past 1,000
+/// of those calls ignored it: it panics so that the test ends.
+fn stop_after(
+    limit: u64,
+    kind: std::io::ErrorKind,
+    after: &std::sync::atomic::AtomicUsize,
+) -> impl Fn(u64) -> std::io::Result<()> + Sync + '_ {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let read = AtomicU64::new(0);
+    move |n| {
+        if read.fetch_add(n, Ordering::Relaxed) + n <= limit {
+            return Ok(());
+        }
+        let calls = after.fetch_add(1, Ordering::Relaxed) + 1;
+        assert!(
+            calls < 1000,
+            "the reads went on after progress said to stop"
+        );
+        Err(std::io::Error::new(kind, "stop here"))
+    }
+}
+
+/// An error from the progress callback stops the reads, whoever makes them: the
+/// threads of `etag_file_with` (on a file of 7 parts, 1 to 4 threads), the part
+/// readers of `etag_files_with`, and both on `/dev/zero`, which has no end. Each
+/// returns that error, after at most one more read per thread or part; an
+/// `Interrupted` one comes back as `Other` (read loops retry `Interrupted`, and would
+/// lose the bytes just read).
+#[test]
+fn a_progress_error_stops_the_reads() {
+    use std::io::ErrorKind;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = std::env::temp_dir().join(format!("md5x-etag-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = 5u64 << 20;
+    let path = dir.join("seven");
+    std::fs::write(&path, common::bytes(6 * p as usize + 100, 5)).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let b = md5x::Backend::active();
+    for (kind, want) in [
+        (ErrorKind::Other, ErrorKind::Other),
+        (ErrorKind::Interrupted, ErrorKind::Other),
+        (ErrorKind::TimedOut, ErrorKind::TimedOut),
+    ] {
+        for threads in 1..=4 {
+            let after = AtomicUsize::new(0);
+            let err =
+                md5x::chains::etag_file_with(b, &path, p, p, threads, &stop_after(p, kind, &after))
+                    .unwrap_err();
+            assert_eq!(
+                (err.kind(), err.to_string().contains("stop here")),
+                (want, true),
+                "{threads} threads: {err}"
+            );
+            let after = after.into_inner();
+            assert!(
+                (1..=threads).contains(&after),
+                "{threads} threads: {after} reads after the stop"
+            );
+        }
+        let after = AtomicUsize::new(0);
+        let tags =
+            md5x::chains::etag_files_with(b, &[&file, &file], p, p, &stop_after(p, kind, &after));
+        for tag in tags {
+            let err = tag.unwrap_err();
+            assert_eq!(
+                (err.kind(), err.to_string().contains("stop here")),
+                (want, true),
+                "{err}"
+            );
+        }
+        let after = after.into_inner();
+        assert!(
+            (2..=14).contains(&after),
+            "{after} reads after the stop, of 14 parts"
+        );
+    }
+    let zero = std::path::Path::new("/dev/zero");
+    if zero.exists() {
+        let after = AtomicUsize::new(0);
+        let err = md5x::chains::etag_file_with(
+            b,
+            zero,
+            p,
+            p,
+            0,
+            &stop_after(3 * p, ErrorKind::Other, &after),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("stop here"), "{err}");
+        assert_eq!(after.load(Ordering::Relaxed), 1);
+        let f = std::fs::File::open(zero).unwrap();
+        let after = AtomicUsize::new(0);
+        let tags = md5x::chains::etag_files_with(
+            b,
+            &[&f],
+            p,
+            p,
+            &stop_after(3 * p, ErrorKind::Other, &after),
+        );
+        assert!(
+            tags[0]
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("stop here")),
+            "{tags:?}"
+        );
+        assert_eq!(after.into_inner(), 1);
+    } else {
+        eprintln!("a_progress_error_stops_the_reads: no /dev/zero here; only regular files ran");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -407,6 +522,7 @@ fn etag_files_matches_one_by_one_every_backend() {
             let read = std::sync::atomic::AtomicU64::new(0);
             let count = |n| {
                 read.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
             };
             let got = md5x::chains::etag_files_with(b, &refs, p, threshold, &count);
             assert_eq!(
