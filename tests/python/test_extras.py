@@ -7,6 +7,7 @@ MD5-P(K) and S3 ETags.
 import array
 import errno
 import hashlib
+import json
 import os
 import pathlib
 import random
@@ -522,6 +523,89 @@ def test_file_functions_under_a_low_open_file_limit(tmp_path):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert got == [hashlib.md5(d).hexdigest() for d in datas]
     assert tags == [etag_reference(d, 5 * MiB, 1) for d in datas]
+
+
+INTERRUPT_CHECK = r"""
+import json, os, signal, sys, threading, time
+import md5x
+
+big, fifo = sys.argv[1], sys.argv[2]
+part = 128 << 20
+out = {}
+
+
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+
+
+def interrupted(call):
+    # Ctrl-C 0.3 s into a call that would run for minutes or for ever.
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        call()
+        return "returned"
+    except KeyboardInterrupt:
+        return "KeyboardInterrupt"
+    finally:
+        timer.join()
+
+
+def threads_end(base):
+    # Its threads stop reading and end, rather than hash on in the background.
+    deadline = time.monotonic() + 60
+    while tasks() > base and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return tasks() - base
+
+
+base = tasks()
+calls = {
+    "hash_files zero": lambda: md5x.hash_files(["/dev/zero"]),
+    "hash_files big": lambda: md5x.hash_files([big] * 3, jobs=2),
+    "s3_etag zero": lambda: md5x.s3_etag("/dev/zero"),
+    "s3_etag big": lambda: md5x.s3_etag(big, part),
+    "s3_etags zero": lambda: md5x.s3_etags(["/dev/zero"]),
+    "s3_etags big": lambda: md5x.s3_etags([big] * 3, part, jobs=2),
+    "file_digest zero": lambda: md5x.file_digest(open("/dev/zero", "rb", buffering=0)),
+}
+for name, call in calls.items():
+    out[name] = [interrupted(call), threads_end(base)]
+# A FIFO with no writer: the open blocks, and only a writer ends it; the call is
+# interrupted all the same, and its thread ends once a writer comes.
+got = interrupted(lambda: md5x.hash_files([fifo]))
+waiting = tasks() - base
+with open(fifo, "wb"):
+    pass
+out["hash_files fifo"] = [got, threads_end(base), waiting]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="counts threads in /proc")
+def test_ctrl_c_stops_file_calls(tmp_path):
+    """Ctrl-C raises KeyboardInterrupt in hash_files, s3_etag, s3_etags and file_digest
+    as it does in a loop over hashlib, on /dev/zero (no end) and on a sparse file of
+    1 TiB (minutes of reading), and their threads stop rather than hash on; a FIFO with
+    no writer is interrupted too, and its thread ends when a writer comes. In a child
+    process, whose SIGINT stays its own."""
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(1 << 40)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_CHECK, str(big), str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    for name, outcome in got.items():
+        assert outcome[:2] == ["KeyboardInterrupt", 0], (name, outcome)
+    # (The FIFO's thread was still waiting for its open until the writer came.)
+    assert got["hash_files fifo"][2] >= 1, got
 
 
 def test_s3_etag_errors(tmp_path):

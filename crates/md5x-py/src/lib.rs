@@ -29,7 +29,8 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 use md5x::chains::{limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Backend, Digest, Md5};
@@ -91,6 +92,18 @@ const READ_CHUNK: usize = 1 << 20;
 
 /// The file_digest read buffer, as in hashlib.
 const FILE_DIGEST_BUF: usize = 1 << 18;
+
+/// How often a call that reads files on other threads looks for a signal (Ctrl-C)
+/// while it waits for them (see [`interruptible`]).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Up to this many regular files of up to [`QUICK_BYTES`] in all are read on the
+/// calling thread: a thread to wait on costs more than reading them (60 us on Zen 3,
+/// where `s3_etag` of a 1 KB file takes 35), and Ctrl-C waits at most for their reads.
+const QUICK_FILES: usize = 16;
+
+/// See [`QUICK_FILES`].
+const QUICK_BYTES: u64 = 4 << 20;
 
 // ---------------------------------------------------------------------------------------
 // Buffers, taken the way hashlib takes them.
@@ -495,6 +508,8 @@ fn file_digest(py: Python<'_>, fileobj: &Bound<'_, PyAny>) -> PyResult<Md5Object
     let buf = PyByteArray::new(py, &vec![0u8; FILE_DIGEST_BUF]);
     let view = PyMemoryView::from(&buf)?;
     loop {
+        // (hashlib's loop is Python code, which notices Ctrl-C between reads.)
+        py.check_signals()?;
         let got = fileobj.call_method1("readinto", (&buf,))?;
         if got.is_none() {
             return Err(PyBlockingIOError::new_err("I/O operation would block."));
@@ -801,6 +816,101 @@ fn hash_chunked(
     Ok(())
 }
 
+/// Told to a call's reads when a signal handler raised while the caller waited (see
+/// [`interruptible`]): each read checks it first, and fails once it is set.
+#[derive(Clone, Default)]
+struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    fn check(&self) -> io::Result<()> {
+        match self.0.load(Ordering::Relaxed) {
+            true => Err(io::Error::other("interrupted by a signal")),
+            false => Ok(()),
+        }
+    }
+}
+
+/// A file whose reads fail once [`Stop`] is set.
+struct Stoppable<'a>(std::fs::File, &'a Stop);
+
+impl Read for Stoppable<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.1.check()?;
+        self.0.read(buf)
+    }
+}
+
+/// Whether `paths` are few regular files, small in all ([`QUICK_FILES`]), each of
+/// some size (a `/proc` file says 0, and some of them block).
+fn quick(paths: &[PathBuf]) -> bool {
+    paths.len() <= QUICK_FILES
+        && paths
+            .iter()
+            .try_fold(0u64, |sum, p| {
+                let m = std::fs::metadata(p).ok()?;
+                (m.is_file() && m.len() > 0).then(|| sum + m.len())
+            })
+            .is_some_and(|sum| sum <= QUICK_BYTES)
+}
+
+/// Run `work` on a thread of its own, and wait for it with the GIL released, looking
+/// for signals every [`SIGNAL_POLL`], as a loop over hashlib notices Ctrl-C between
+/// its reads; or, when it reads only a few small files (`quick`), on this thread. When a signal handler raises (Ctrl-C's `KeyboardInterrupt`), that
+/// exception is raised here at once, and `work` is told to stop: its reads fail at
+/// their next check, and it ends on its own, holding nothing of Python's. (A read that
+/// blocks, such as the open of a FIFO with no writer, ends only when it is answered.)
+/// Where no thread can be started, `work` runs here, and signals wait for it. Only
+/// the main thread sees signals; elsewhere this just waits.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    quick: bool,
+    work: impl FnOnce(&Stop) -> T + Send + 'static,
+) -> PyResult<T> {
+    let stop = Stop::default();
+    if quick {
+        return Ok(py.detach(|| work(&stop)));
+    }
+    // (Held here too, to run it on this thread if no thread can be started.)
+    let work = Arc::new(Mutex::new(Some(work)));
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let spawned = std::thread::Builder::new().name("md5x".into()).spawn({
+        let (work, stop) = (Arc::clone(&work), stop.clone());
+        move || {
+            let work = work.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(work) = work {
+                // (The receiver is gone only after a signal: nobody wants it then.)
+                let _ = tx.send(work(&stop));
+            }
+        }
+    });
+    let Ok(thread) = spawned else {
+        let work = work.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let work = work.expect("the thread that was not started took nothing");
+        return Ok(py.detach(|| work(&stop)));
+    };
+    py.detach(move || loop {
+        match rx.recv_timeout(SIGNAL_POLL) {
+            Ok(done) => {
+                let _ = thread.join();
+                return Ok(done);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    stop.0.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                // It panicked: on with that panic here (PyO3 raises it).
+                match thread.join() {
+                    Err(panic) => std::panic::resume_unwind(panic),
+                    Ok(()) => unreachable!("the work sends its result before it ends"),
+                }
+            }
+        }
+    })
+}
+
 /// One file read for the lanes, or already hashed.
 enum FileRead {
     /// Its contents are the first this many bytes of the slot's buffer.
@@ -814,7 +924,7 @@ enum FileRead {
 
 /// Read a file into `buf` (whose length only grows, so it is zeroed once, not per
 /// file), or, when it is large, hand it back opened (`defer`) or hash it on the way.
-fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead> {
+fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool, stop: &Stop) -> io::Result<FileRead> {
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
     let large = size > WHOLE_FILE_MAX;
@@ -831,6 +941,7 @@ fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead
         if buf.len() < READ_CHUNK {
             buf.resize(READ_CHUNK, 0);
         }
+        stop.check()?;
         match f.read(&mut buf[..READ_CHUNK]) {
             Ok(0) => return Ok(FileRead::Hashed(h.finalize())),
             Ok(n) => h.update(&buf[..n]),
@@ -854,6 +965,7 @@ fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead
             }
             buf.resize(2 * buf.len(), 0);
         }
+        stop.check()?;
         match f.read(&mut buf[filled..]) {
             Ok(0) => return Ok(FileRead::Whole(filled)),
             Ok(n) => filled += n,
@@ -869,12 +981,13 @@ fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool) -> io::Result<FileRead
 /// `state(threads)`). With few paths for each thread, batches share the bytes out
 /// (`md5x::tuning::batch_ends`: 40 files of 20 MiB in batches of 48 all went to one of
 /// 2 threads). `None` marks a path left alone because an error stopped the work
-/// (`stop_on_error`).
+/// (`stop_on_error`), or `stop` did.
 fn over_batches<T: Send, S>(
     paths: &[PathBuf],
     jobs: usize,
     cap: usize,
     stop_on_error: bool,
+    stop: &Stop,
     state: impl Fn(usize) -> S + Sync,
     batch: impl Fn(&mut S, Range<usize>, &mut Vec<(usize, io::Result<T>)>) + Sync,
 ) -> Vec<Option<io::Result<T>>> {
@@ -888,7 +1001,7 @@ fn over_batches<T: Send, S>(
     let worker = || {
         let mut st = state(threads);
         let mut done = Vec::new();
-        while !(stop_on_error && failed.load(Ordering::Relaxed)) {
+        while !(stop_on_error && failed.load(Ordering::Relaxed)) && stop.check().is_ok() {
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(&end) = ends.get(k) else {
                 break;
@@ -925,6 +1038,7 @@ fn hash_paths(
     paths: &[PathBuf],
     jobs: usize,
     stop_on_error: bool,
+    stop: &Stop,
 ) -> Vec<Option<io::Result<Digest>>> {
     // One batch fills the lanes (measured: more or fewer files per batch is slower).
     let cap = Backend::active().lanes().clamp(8, 64);
@@ -935,31 +1049,39 @@ fn hash_paths(
         // together, and lower under a lower limit; the rest are streamed one by one.
         hold: (held_open_max() / threads).max(1),
     };
-    over_batches(paths, jobs, cap, stop_on_error, state, |st, range, done| {
-        let mut ready = Vec::with_capacity(range.len());
-        let mut large: Vec<(usize, std::fs::File)> = Vec::new();
-        for (slot, i) in range.enumerate() {
-            match read_file(&paths[i], &mut st.bufs[slot], large.len() < st.hold) {
-                Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
-                Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
-                Ok(FileRead::Large(f)) => large.push((i, f)),
-                Err(e) => done.push((i, Err(e))),
+    over_batches(
+        paths,
+        jobs,
+        cap,
+        stop_on_error,
+        stop,
+        state,
+        |st, range, done| {
+            let mut ready = Vec::with_capacity(range.len());
+            let mut large: Vec<(usize, Stoppable)> = Vec::new();
+            for (slot, i) in range.enumerate() {
+                match read_file(&paths[i], &mut st.bufs[slot], large.len() < st.hold, stop) {
+                    Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
+                    Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
+                    Ok(FileRead::Large(f)) => large.push((i, Stoppable(f, stop))),
+                    Err(e) => done.push((i, Err(e))),
+                }
             }
-        }
-        let slices: Vec<&[u8]> = ready
-            .iter()
-            .map(|&(slot, _, n)| &st.bufs[slot][..n])
-            .collect();
-        let digests = md5x::hash_many(&slices);
-        done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
-        // The large ones side by side, a chunk of each at a time.
-        let (index, mut files): (Vec<usize>, Vec<std::fs::File>) = large.into_iter().unzip();
-        let mut hashers = vec![Md5::new(); files.len()];
-        let results = md5x::update_many_from(&mut hashers, &mut files);
-        for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
-            done.push((i, r.map(|()| h.finalize())));
-        }
-    })
+            let slices: Vec<&[u8]> = ready
+                .iter()
+                .map(|&(slot, _, n)| &st.bufs[slot][..n])
+                .collect();
+            let digests = md5x::hash_many(&slices);
+            done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
+            // The large ones side by side, a chunk of each at a time.
+            let (index, mut files): (Vec<usize>, Vec<Stoppable>) = large.into_iter().unzip();
+            let mut hashers = vec![Md5::new(); files.len()];
+            let results = md5x::update_many_from(&mut hashers, &mut files);
+            for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
+                done.push((i, r.map(|()| h.finalize())));
+            }
+        },
+    )
 }
 
 /// S3 ETags of every file, on `jobs` threads, each hashing the parts of a batch of
@@ -971,6 +1093,7 @@ fn etag_paths(
     threshold: u64,
     jobs: usize,
     stop_on_error: bool,
+    stop: &Stop,
 ) -> Vec<Option<io::Result<ETag>>> {
     let lanes = Backend::active().lanes().clamp(8, 64);
     let threads = jobs.min(paths.len()).max(1);
@@ -980,6 +1103,7 @@ fn etag_paths(
         jobs,
         cap,
         stop_on_error,
+        stop,
         |_| (),
         |_, range, done| {
             let mut open = Vec::with_capacity(range.len());
@@ -990,7 +1114,9 @@ fn etag_paths(
                 }
             }
             let files: Vec<&std::fs::File> = open.iter().map(|(_, f)| f).collect();
-            let tags = md5x::chains::etag_files(&files, part_size, threshold);
+            let backend = Backend::active();
+            let check = |_| stop.check();
+            let tags = md5x::chains::etag_files_with(backend, &files, part_size, threshold, &check);
             done.extend(open.iter().map(|&(i, _)| i).zip(tags));
         },
     )
@@ -1051,8 +1177,11 @@ fn hash_files<'py>(
     jobs: Option<i64>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
-    let f = file_list(py, paths, jobs, errors)?;
-    let results = py.detach(|| hash_paths(&f.paths, f.jobs, f.raise));
+    let mut f = file_list(py, paths, jobs, errors)?;
+    let (paths, jobs, raise) = (std::mem::take(&mut f.paths), f.jobs, f.raise);
+    let results = interruptible(py, quick(&paths), move |stop| {
+        hash_paths(&paths, jobs, raise, stop)
+    })?;
     file_results(py, results, &f.names, f.raise, |d| {
         d.to_hex().as_str().to_owned()
     })
@@ -1178,7 +1307,12 @@ fn s3_etag(
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
     let fspath = py.import("os")?.getattr("fspath")?;
     let (p, name) = to_path(&fspath, path)?;
-    match py.detach(|| md5x::chains::etag_file(&p, part_size, threshold, 0)) {
+    let backend = Backend::active();
+    let tag = interruptible(py, quick(std::slice::from_ref(&p)), move |stop| {
+        let check = |_| stop.check();
+        md5x::chains::etag_file_with(backend, &p, part_size, threshold, 0, &check)
+    })?;
+    match tag {
         Ok(tag) => Ok(tag.to_string()),
         Err(e) => Err(file_error(py, &e, &name)),
     }
@@ -1203,8 +1337,11 @@ fn s3_etags<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
     Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let f = file_list(py, paths, jobs, errors)?;
-    let results = py.detach(|| etag_paths(&f.paths, part_size, threshold, f.jobs, f.raise));
+    let mut f = file_list(py, paths, jobs, errors)?;
+    let (paths, jobs, raise) = (std::mem::take(&mut f.paths), f.jobs, f.raise);
+    let results = interruptible(py, quick(&paths), move |stop| {
+        etag_paths(&paths, part_size, threshold, jobs, raise, stop)
+    })?;
     file_results(py, results, &f.names, f.raise, ETag::to_string)
 }
 
