@@ -361,8 +361,14 @@ fn hash_regular(
                 return h.finalize().map(Sum::etag);
             }
             drop(f);
-            let t = chains::etag_file(path, part_size, threshold, threads)?;
-            add(size);
+            // (Counted in the progress line as its parts are read: a large file's
+            // ETag takes minutes.)
+            let backend = md5x::Backend::active();
+            let read = |n| {
+                add(n);
+                Ok(())
+            };
+            let t = chains::etag_file_with(backend, path, part_size, threshold, threads, &read)?;
             Ok(Sum::etag(t))
         }
         Mode::Search { target, threshold } => {

@@ -1132,3 +1132,37 @@ fn recursive_walk_order_links_and_special_files() {
         o.stderr
     );
 }
+
+/// The progress line counts a large file's ETag as its parts are read: it said "0 B"
+/// until the end, however long the file took. A sparse file of 2 GiB (256 parts), with
+/// `--progress` (drawn at once, then every 200 ms): the last line drawn shows bytes
+/// read. Its ETag is what it is without the line.
+#[test]
+fn progress_counts_a_large_etag_as_it_is_read() {
+    let dir = TempDir::new("progress");
+    let f = fs::File::create(dir.path().join("sparse")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let plain = md5x(dir.path(), &["--etag", "sparse"], b"");
+    let shown = md5x(dir.path(), &["--etag", "--progress", "sparse"], b"");
+    assert_eq!(
+        (shown.code, plain.code),
+        (Some(0), Some(0)),
+        "{}",
+        shown.stderr
+    );
+    assert!(plain.out().ends_with("-256  sparse\n"), "{}", plain.out());
+    assert_eq!(shown.out(), plain.out());
+    // Each line: "\x1b[K[---...] 0/1 files 1.2 GiB/2.0 GiB 600 MiB/s ETA 0:01".
+    let read: Vec<&str> = shown
+        .stderr
+        .split('\r')
+        .filter_map(|l| l.split(" files ").nth(1)?.split('/').next())
+        .collect();
+    match read.last() {
+        Some(last) if read.len() > 1 => assert_ne!(*last, "0 B", "{read:?}"),
+        _ => eprintln!(
+            "progress_counts_a_large_etag_as_it_is_read: one line drawn, nothing to check"
+        ),
+    }
+}
