@@ -308,6 +308,20 @@ with tempfile.TemporaryDirectory() as d:
         paths.append(p)
     want = [hashlib.md5(open(p, "rb").read()).hexdigest() for p in paths]
     assert md5x.hash_files(paths, jobs=4) == want
+    # ETags: many files, and one large file (its parts would go to every core).
+    part = 5 << 20
+    def etag(data):
+        if len(data) < part:
+            return hashlib.md5(data).hexdigest()
+        ds = [hashlib.md5(data[i : i + part]).digest() for i in range(0, len(data), part)]
+        return hashlib.md5(b"".join(ds)).hexdigest() + f"-{len(ds)}"
+    large = os.path.join(d, "large")
+    with open(large, "wb") as f:
+        f.write(os.urandom(12 << 20))
+    paths.append(large)
+    want = [etag(open(p, "rb").read()) for p in paths]
+    assert md5x.s3_etags(paths, part, part, jobs=4) == want
+    assert md5x.s3_etag(large, part, part) == want[-1]
 print("no threads ok")
 """
 
