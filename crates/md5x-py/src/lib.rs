@@ -855,12 +855,13 @@ fn quick(paths: &[PathBuf]) -> bool {
 
 /// Run `work` on a thread of its own, and wait for it with the GIL released, looking
 /// for signals every [`SIGNAL_POLL`], as a loop over hashlib notices Ctrl-C between
-/// its reads; or, when it reads only a few small files (`quick`), on this thread. When a signal handler raises (Ctrl-C's `KeyboardInterrupt`), that
-/// exception is raised here at once, and `work` is told to stop: its reads fail at
-/// their next check, and it ends on its own, holding nothing of Python's. (A read that
-/// blocks, such as the open of a FIFO with no writer, ends only when it is answered.)
-/// Where no thread can be started, `work` runs here, and signals wait for it. Only
-/// the main thread sees signals; elsewhere this just waits.
+/// its reads; or, when it reads only a few small files (`quick`), on this thread.
+/// When a signal handler raises (Ctrl-C's `KeyboardInterrupt`), that exception is
+/// raised here at once, and `work` is told to stop: its reads fail at their next
+/// check, and it ends on its own, holding nothing of Python's. (A read that blocks,
+/// such as the open of a FIFO with no writer, ends only when it is answered.) Where
+/// no thread can be started, `work` runs here, and signals wait for it. Only the main
+/// thread sees signals; elsewhere this just waits.
 fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     quick: bool,

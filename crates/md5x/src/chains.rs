@@ -567,12 +567,12 @@ pub fn etag_file(
 /// ```no_run
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// let read = AtomicU64::new(0);
-/// let tag = md5x::chains::etag_file_with(md5x::Backend::active(), "big.iso", 8 << 20, 8 << 20, 0,
-///     &|n| {
-///         read.fetch_add(n, Ordering::Relaxed);
-///         Ok(())
-///     },
-/// )?;
+/// let count = |n| {
+///     read.fetch_add(n, Ordering::Relaxed);
+///     Ok(())
+/// };
+/// let backend = md5x::Backend::active();
+/// let tag = md5x::chains::etag_file_with(backend, "big.iso", 8 << 20, 8 << 20, 0, &count)?;
 /// println!("{tag}: {} bytes", read.load(Ordering::Relaxed));
 /// # Ok::<(), std::io::Error>(())
 /// ```
