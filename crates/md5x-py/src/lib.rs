@@ -840,17 +840,23 @@ impl Read for Stoppable<'_> {
     }
 }
 
-/// Whether `paths` are few regular files, small in all ([`QUICK_FILES`]), each of
-/// some size (a `/proc` file says 0, and some of them block).
-fn quick(paths: &[PathBuf]) -> bool {
-    paths.len() <= QUICK_FILES
-        && paths
-            .iter()
-            .try_fold(0u64, |sum, p| {
-                let m = std::fs::metadata(p).ok()?;
-                (m.is_file() && m.len() > 0).then(|| sum + m.len())
-            })
-            .is_some_and(|sum| sum <= QUICK_BYTES)
+/// The sizes of `paths` where they are few regular files, small in all
+/// ([`QUICK_FILES`]), each of some size (a `/proc` file says 0, and some of them
+/// block): such files are read on the calling thread.
+fn quick_sizes(paths: &[PathBuf]) -> Option<Vec<u64>> {
+    if paths.len() > QUICK_FILES {
+        return None;
+    }
+    let sizes = paths
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok()?;
+            (m.is_file() && m.len() > 0).then_some(m.len())
+        })
+        .collect::<Option<Vec<u64>>>()?;
+    // (Saturating: a sparse file may say almost 2^63 bytes.)
+    let total = sizes.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    (total <= QUICK_BYTES).then_some(sizes)
 }
 
 /// Run `work` on a thread of its own, and wait for it with the GIL released, looking
@@ -976,25 +982,61 @@ fn read_file(path: &Path, buf: &mut Vec<u8>, defer: bool, stop: &Stop) -> io::Re
     }
 }
 
-/// Results for every path, from `jobs` threads that each take batches of up to `cap`
-/// paths and fill the lanes with a batch at a time: `batch(state, range, done)` pushes
-/// `(index, result)` for the paths in `range`, `state` being its thread's (made by
-/// `state(threads)`). With few paths for each thread, batches share the bytes out
-/// (`md5x::tuning::batch_ends`: 40 files of 20 MiB in batches of 48 all went to one of
-/// 2 threads). `None` marks a path left alone because an error stopped the work
-/// (`stop_on_error`), or `stop` did.
-fn over_batches<T: Send, S>(
-    paths: &[PathBuf],
+/// The files `hash_files` or `s3_etags` reads, and how, owned by the thread that
+/// reads them (see [`on_files`]).
+struct Job {
+    paths: Vec<PathBuf>,
+    /// Their sizes, where [`quick_sizes`] looked them up already.
+    sizes: Option<Vec<u64>>,
     jobs: usize,
-    cap: usize,
+    /// Stop at the first error (`errors="raise"`).
     stop_on_error: bool,
+}
+
+/// `work` on the files of `f` (taken from it), through [`interruptible`]: on this
+/// thread where they are few and small.
+fn on_files<T: Send + 'static>(
+    py: Python<'_>,
+    f: &mut FileList<'_>,
+    work: impl FnOnce(&Job, &Stop) -> T + Send + 'static,
+) -> PyResult<T> {
+    let paths = std::mem::take(&mut f.paths);
+    let sizes = quick_sizes(&paths);
+    let quick = sizes.is_some();
+    let job = Job {
+        paths,
+        sizes,
+        jobs: f.jobs,
+        stop_on_error: f.raise,
+    };
+    interruptible(py, quick, move |stop| work(&job, stop))
+}
+
+/// Results for every path of `job`, from `job.jobs` threads that each take batches of
+/// up to `cap` paths and fill the lanes with a batch at a time: `batch(state, range,
+/// done)` pushes `(index, result)` for the paths in `range`, `state` being its
+/// thread's (made by `state(threads)`). With few paths for each thread, batches share
+/// the bytes out (`md5x::tuning::batch_ends`: 40 files of 20 MiB in batches of 48 all
+/// went to one of 2 threads). `None` marks a path left alone because an error stopped
+/// the work (`stop_on_error`), or `stop` did.
+fn over_batches<T: Send, S>(
+    job: &Job,
+    cap: usize,
     stop: &Stop,
     state: impl Fn(usize) -> S + Sync,
     batch: impl Fn(&mut S, Range<usize>, &mut Vec<(usize, io::Result<T>)>) + Sync,
 ) -> Vec<Option<io::Result<T>>> {
+    let Job {
+        ref paths,
+        ref sizes,
+        jobs,
+        stop_on_error,
+    } = *job;
     let ends = md5x::tuning::batch_ends(paths.len(), jobs, cap, || {
-        let ps: Vec<Option<&Path>> = paths.iter().map(|p| Some(p.as_path())).collect();
-        md5x::tuning::file_sizes(&ps, jobs)
+        sizes.clone().unwrap_or_else(|| {
+            let ps: Vec<Option<&Path>> = paths.iter().map(|p| Some(p.as_path())).collect();
+            md5x::tuning::file_sizes(&ps, jobs)
+        })
     });
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -1033,14 +1075,10 @@ struct HashState {
     hold: usize,
 }
 
-/// MD5 of every file, on `jobs` threads, each filling the lanes with a batch of files:
-/// the small ones read whole, the large ones a chunk of each at a time.
-fn hash_paths(
-    paths: &[PathBuf],
-    jobs: usize,
-    stop_on_error: bool,
-    stop: &Stop,
-) -> Vec<Option<io::Result<Digest>>> {
+/// MD5 of every file, on `job.jobs` threads, each filling the lanes with a batch of
+/// files: the small ones read whole, the large ones a chunk of each at a time.
+fn hash_paths(job: &Job, stop: &Stop) -> Vec<Option<io::Result<Digest>>> {
+    let paths = &job.paths;
     // One batch fills the lanes (measured: more or fewer files per batch is slower).
     let cap = Backend::active().lanes().clamp(8, 64);
     let state = |threads: usize| HashState {
@@ -1050,66 +1088,54 @@ fn hash_paths(
         // together, and lower under a lower limit; the rest are streamed one by one.
         hold: (held_open_max() / threads).max(1),
     };
-    over_batches(
-        paths,
-        jobs,
-        cap,
-        stop_on_error,
-        stop,
-        state,
-        |st, range, done| {
-            let mut ready = Vec::with_capacity(range.len());
-            let mut large: Vec<(usize, Stoppable)> = Vec::new();
-            for (slot, i) in range.enumerate() {
-                match read_file(&paths[i], &mut st.bufs[slot], large.len() < st.hold, stop) {
-                    Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
-                    Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
-                    Ok(FileRead::Large(f)) => large.push((i, Stoppable(f, stop))),
-                    Err(e) => done.push((i, Err(e))),
-                }
+    over_batches(job, cap, stop, state, |st, range, done| {
+        let mut ready = Vec::with_capacity(range.len());
+        let mut large: Vec<(usize, Stoppable)> = Vec::new();
+        for (slot, i) in range.enumerate() {
+            match read_file(&paths[i], &mut st.bufs[slot], large.len() < st.hold, stop) {
+                Ok(FileRead::Whole(n)) => ready.push((slot, i, n)),
+                Ok(FileRead::Hashed(d)) => done.push((i, Ok(d))),
+                Ok(FileRead::Large(f)) => large.push((i, Stoppable(f, stop))),
+                Err(e) => done.push((i, Err(e))),
             }
-            let slices: Vec<&[u8]> = ready
-                .iter()
-                .map(|&(slot, _, n)| &st.bufs[slot][..n])
-                .collect();
-            let digests = md5x::hash_many(&slices);
-            done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
-            // The large ones side by side, a chunk of each at a time.
-            let (index, mut files): (Vec<usize>, Vec<Stoppable>) = large.into_iter().unzip();
-            let mut hashers = vec![Md5::new(); files.len()];
-            let results = md5x::update_many_from(&mut hashers, &mut files);
-            for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
-                done.push((i, r.map(|()| h.finalize())));
-            }
-        },
-    )
+        }
+        let slices: Vec<&[u8]> = ready
+            .iter()
+            .map(|&(slot, _, n)| &st.bufs[slot][..n])
+            .collect();
+        let digests = md5x::hash_many(&slices);
+        done.extend(ready.iter().zip(digests).map(|(&(_, i, _), d)| (i, Ok(d))));
+        // The large ones side by side, a chunk of each at a time.
+        let (index, mut files): (Vec<usize>, Vec<Stoppable>) = large.into_iter().unzip();
+        let mut hashers = vec![Md5::new(); files.len()];
+        let results = md5x::update_many_from(&mut hashers, &mut files);
+        for ((i, r), h) in index.into_iter().zip(results).zip(&hashers) {
+            done.push((i, r.map(|()| h.finalize())));
+        }
+    })
 }
 
-/// S3 ETags of every file, on `jobs` threads, each hashing the parts of a batch of
-/// files side by side in the lanes (`chains::etag_files`). A batch holds its files
-/// open: at most [`held_open_max`] over all threads (and one on each thread).
+/// S3 ETags of every file, on `job.jobs` threads, each hashing the parts of a batch
+/// of files side by side in the lanes (`chains::etag_files_with`). A batch holds its
+/// files open: at most [`held_open_max`] over all threads (and one on each thread).
 fn etag_paths(
-    paths: &[PathBuf],
+    job: &Job,
     part_size: u64,
     threshold: u64,
-    jobs: usize,
-    stop_on_error: bool,
     stop: &Stop,
 ) -> Vec<Option<io::Result<ETag>>> {
     let lanes = Backend::active().lanes().clamp(8, 64);
-    let threads = jobs.min(paths.len()).max(1);
+    let threads = job.jobs.min(job.paths.len()).max(1);
     let cap = lanes.min(held_open_max() / threads).max(1);
     over_batches(
-        paths,
-        jobs,
+        job,
         cap,
-        stop_on_error,
         stop,
         |_| (),
         |_, range, done| {
             let mut open = Vec::with_capacity(range.len());
             for i in range {
-                match std::fs::File::open(&paths[i]) {
+                match std::fs::File::open(&job.paths[i]) {
                     Ok(f) => open.push((i, f)),
                     Err(e) => done.push((i, Err(e))),
                 }
@@ -1179,10 +1205,7 @@ fn hash_files<'py>(
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut f = file_list(py, paths, jobs, errors)?;
-    let (paths, jobs, raise) = (std::mem::take(&mut f.paths), f.jobs, f.raise);
-    let results = interruptible(py, quick(&paths), move |stop| {
-        hash_paths(&paths, jobs, raise, stop)
-    })?;
+    let results = on_files(py, &mut f, hash_paths)?;
     file_results(py, results, &f.names, f.raise, |d| {
         d.to_hex().as_str().to_owned()
     })
@@ -1309,7 +1332,8 @@ fn s3_etag(
     let fspath = py.import("os")?.getattr("fspath")?;
     let (p, name) = to_path(&fspath, path)?;
     let backend = Backend::active();
-    let tag = interruptible(py, quick(std::slice::from_ref(&p)), move |stop| {
+    let quick = quick_sizes(std::slice::from_ref(&p)).is_some();
+    let tag = interruptible(py, quick, move |stop| {
         let check = |_| stop.check();
         md5x::chains::etag_file_with(backend, &p, part_size, threshold, 0, &check)
     })?;
@@ -1339,9 +1363,8 @@ fn s3_etags<'py>(
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
     Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut f = file_list(py, paths, jobs, errors)?;
-    let (paths, jobs, raise) = (std::mem::take(&mut f.paths), f.jobs, f.raise);
-    let results = interruptible(py, quick(&paths), move |stop| {
-        etag_paths(&paths, part_size, threshold, jobs, raise, stop)
+    let results = on_files(py, &mut f, move |job, stop| {
+        etag_paths(job, part_size, threshold, stop)
     })?;
     file_results(py, results, &f.names, f.raise, ETag::to_string)
 }
