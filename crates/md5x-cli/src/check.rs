@@ -21,7 +21,7 @@ use md5x::Digest;
 
 use crate::algo::{show_size, Algo};
 use crate::engine::{self, Input, Job, Mode};
-use crate::{push_name, Ctx};
+use crate::{problematic, push_name, Ctx};
 
 pub struct Opts {
     pub status: bool,
@@ -153,8 +153,9 @@ fn bsd_split(s: &[u8], escaped: bool, algo: Algo) -> Option<Parsed> {
     while white(at(s, i)) {
         i += 1;
     }
-    // md5sum reads the sum as a C string: a NUL ends it, and what follows is ignored.
-    let want = parse_sum(algo, c_str(&s[i.min(s.len())..]))?;
+    // The sum runs to the end of the line: a NUL after it makes the line invalid, as in
+    // md5sum 9.4 (9.1 read the sum as a C string and ignored what followed a NUL).
+    let want = parse_sum(algo, &s[i.min(s.len())..])?;
     Some(Parsed { algo, want, name })
 }
 
@@ -192,8 +193,10 @@ fn split_line(s: &[u8], algo: Algo) -> Option<Parsed> {
     if len - i < 34 + usize::from(at(s, i) == b'\\') {
         return None;
     }
+    // The sum ends at a blank or, as in md5sum 9.4, a NUL, which then stands for the
+    // blank (9.1 took a NUL into the sum, which made the line invalid).
     let d0 = i;
-    while i < len && !white(s[i]) {
+    while i < len && s[i] != 0 && !white(s[i]) {
         i += 1;
     }
     if i == len {
@@ -457,8 +460,10 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
                     }
                     Event::Verify { name, algo, want } => {
                         t.properly = true;
-                        // md5sum 9.1 escapes a name in check output only when it has a newline.
-                        let esc = !o.status && name.contains(&b'\n');
+                        // As md5sum 9.4 (and through 9.10): a name with a backslash, newline
+                        // or carriage return is escaped, as in hash mode. 9.1 escaped only
+                        // names with a newline.
+                        let esc = !o.status && problematic(&name);
                         line.clear();
                         if esc {
                             line.push(b'\\');

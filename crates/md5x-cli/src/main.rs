@@ -411,7 +411,7 @@ fn run(closed: [bool; 3]) -> ! {
             Opt::Version => print_and_exit(
                 &prog,
                 &format!(
-                    "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.1 behaviour).\n\
+                    "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.4 behaviour).\n\
                  License: MIT OR Apache-2.0.\n"
                 ),
                 closed[1],
@@ -647,7 +647,9 @@ enum Task {
     Note(Vec<u8>),
 }
 
-fn problematic(name: &[u8]) -> bool {
+/// Whether md5sum escapes `name` in its output: it holds a backslash, newline or
+/// carriage return.
+pub fn problematic(name: &[u8]) -> bool {
     name.iter().any(|&c| matches!(c, b'\\' | b'\n' | b'\r'))
 }
 
