@@ -460,7 +460,7 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
                     }
                     Event::Verify { name, algo, want } => {
                         t.properly = true;
-                        // As md5sum 9.4 (and through 9.10): a name with a backslash, newline
+                        // As md5sum 9.4 and later: a name with a backslash, newline
                         // or carriage return is escaped, as in hash mode. 9.1 escaped only
                         // names with a newline.
                         let esc = !o.status && problematic(&name);

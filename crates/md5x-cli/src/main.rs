@@ -411,7 +411,7 @@ fn run(closed: [bool; 3]) -> ! {
             Opt::Version => print_and_exit(
                 &prog,
                 &format!(
-                    "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.4 behaviour).\n\
+                    "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.7 behaviour).\n\
                  License: MIT OR Apache-2.0.\n"
                 ),
                 closed[1],

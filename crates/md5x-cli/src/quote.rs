@@ -1,7 +1,7 @@
 //! File names in diagnostics, quoted the way GNU coreutils quotes them (`quotef`:
 //! gnulib's "shell-escape" style, with `:` also forcing quotes).
 //!
-//! Rules (observed from GNU md5sum 9.1 and gnulib's documentation):
+//! Rules (observed from GNU md5sum 9.1 and 9.7, and gnulib's documentation):
 //! - a name made only of "safe" characters is printed as is;
 //! - otherwise it is wrapped in single quotes; a `'` becomes `'\''`; characters that
 //!   cannot be printed become `$'\n'`-style escapes (octal `\ooo` per byte when there
@@ -11,6 +11,12 @@
 //!
 //! Whether bytes >= 0x80 are printable depends on the locale: in a UTF-8 locale a valid,
 //! printable character is kept; in the C locale every such byte is escaped.
+//!
+//! md5x quotes as md5sum 9.7 does. Up to 9.4, gnulib quoted a name holding a `'` and
+//! ending in an escaped character a second time, from a state its first pass left
+//! behind: `'''it'\''s'$'\r'` for "it's\r", and `'\001'...` for a name that starts with
+//! byte 1, which a shell reads as a backslash and three digits. 9.7 quotes such names
+//! as any other: `'it'\''s'$'\r'`, `''$'\001'...`.
 
 /// One unit of a name: an ASCII byte, a printable multibyte character, or a run of
 /// bytes that must be escaped one by one.
@@ -148,7 +154,7 @@ pub fn quotef(name: &[u8], utf8: bool) -> Vec<u8> {
         return name.to_vec();
     }
 
-    let (out, saw_quote, all_compat, pending) = shell_quote(&us, len1, false);
+    let (out, saw_quote, all_compat) = shell_quote(&us, len1);
     if saw_quote && all_compat {
         let mut dq = Vec::with_capacity(name.len() + 2);
         dq.push(b'"');
@@ -156,24 +162,16 @@ pub fn quotef(name: &[u8], utf8: bool) -> Vec<u8> {
         dq.push(b'"');
         return dq;
     }
-    if saw_quote && pending {
-        // gnulib, on meeting a `'`, finishes the name as a dry run to see whether
-        // double quotes would do, then quotes it again from the start, but keeps the
-        // dry run's last state: a name that ends inside a `$'...'` run is quoted again
-        // as if one were open. Its first plain character then closes that run (`''`),
-        // and its first escaped one joins it (no `$'`). md5sum prints exactly that,
-        // e.g. `'''it'\''s'$'\r'` for "it's\r", so md5x does too.
-        return shell_quote(&us, len1, true).0;
-    }
     out
 }
 
-/// gnulib's shell-escape quoting of `us`, starting inside a `$'...'` run if
-/// `pending`. Returns the quoted bytes, whether a `'` was seen, whether every
-/// character also suits double quotes, and whether it ended inside a `$'...'` run.
-fn shell_quote(us: &[Unit<'_>], len1: bool, mut pending: bool) -> (Vec<u8>, bool, bool, bool) {
+/// gnulib's shell-escape quoting of `us`. Returns the quoted bytes, whether a `'` was
+/// seen, and whether every character also suits double quotes.
+fn shell_quote(us: &[Unit<'_>], len1: bool) -> (Vec<u8>, bool, bool) {
     let mut out = Vec::with_capacity(us.len() + 8);
     out.push(b'\'');
+    // Inside a `$'...'` run.
+    let mut pending = false;
     let mut saw_quote = false;
     let mut all_compat = true;
     let start_esc = |out: &mut Vec<u8>, pending: &mut bool| {
@@ -231,7 +229,7 @@ fn shell_quote(us: &[Unit<'_>], len1: bool, mut pending: bool) -> (Vec<u8>, bool
         }
     }
     out.push(b'\'');
-    (out, saw_quote, all_compat, pending)
+    (out, saw_quote, all_compat)
 }
 
 fn octal(out: &mut Vec<u8>, b: u8) {
@@ -270,13 +268,14 @@ mod tests {
         assert_eq!(q(b"\xc2\x80", true), "''$'\\302\\200'");
         assert_eq!(q("nf\u{2028}x".as_bytes(), true), r"'nf'$'\342\200\250''x'");
         assert_eq!(q("\u{2029}".as_bytes(), true), r"''$'\342\200\251'");
-        // A `'`, then an escape at the very end: gnulib's second pass (see quotef).
-        assert_eq!(q(b"it's\r", false), r"'''it'\''s'$'\r'");
-        assert_eq!(q(b"\x01'\x01", false), r"'\001'\'''$'\001'");
-        assert_eq!(q("é'\r".as_bytes(), true), r"'''é'\'''$'\r'");
-        assert_eq!(q("é'\r".as_bytes(), false), r"'\303\251'\'''$'\r'");
+        // A `'`, then an escape at the very end: quoted as any other name (md5sum 9.7;
+        // 9.1 and 9.4 printed `'''it'\''s'$'\r'`, `'\001'\'''$'\001'`, ...).
+        assert_eq!(q(b"it's\r", false), r"'it'\''s'$'\r'");
+        assert_eq!(q(b"\x01'\x01", false), r"''$'\001'\'''$'\001'");
+        assert_eq!(q("é'\r".as_bytes(), true), r"'é'\'''$'\r'");
+        assert_eq!(q("é'\r".as_bytes(), false), r"''$'\303\251'\'''$'\r'");
         assert_eq!(q(b"'\r", false), r"''\'''$'\r'");
-        assert_eq!(q(b"\r'a\r", false), r"'\r'\''a'$'\r'");
+        assert_eq!(q(b"\r'a\r", false), r"''$'\r'\''a'$'\r'");
         assert_eq!(q(b"a'\rb'", false), r"'a'\'''$'\r''b'\'''");
     }
 }
