@@ -31,6 +31,18 @@ for feats in "" --all-features --no-default-features; do
 done
 echo "== cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
+# The command's compatibility suite ran above against this machine's md5sum; md5x does
+# what coreutils 9.7 (Debian 13) does where releases differ, so it runs again against
+# that one, fetched from Debian's archive (scripts/coreutils-release.sh).
+need curl || apt_install curl
+need xz || apt_install xz-utils
+need cc || apt_install gcc
+if gnu97=$(scripts/coreutils-release.sh trixie); then
+    echo "== compatibility suite against GNU coreutils 9.7 (Debian 13): $gnu97"
+    MD5SUM=$gnu97 cargo test --release -p md5x-cli --test compat
+else
+    echo "== compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
+fi
 echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite)"
 cargo test -p md5x --release --all-features --lib --test many_lanes --test server
 cargo test -p md5x --release --all-features --doc
