@@ -114,8 +114,8 @@ fn flavour(gnu: &Path) -> Result<Flavour, String> {
                     return Err(format!(
                         "{} -c names the file a\\b as {}, a form this suite does not know \
                          (coreutils 9.11 quotes names there; md5x writes them as 9.7 does): \
-                         set MD5SUM to an md5sum 9.1 to 9.10, e.g. from \
-                         scripts/coreutils-release.sh",
+                         set MD5SUM to an md5sum 9.1 to 9.7, e.g. \
+                         $(scripts/coreutils-release.sh trixie)",
                         gnu.display(),
                         show(other)
                     ))
