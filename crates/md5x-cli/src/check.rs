@@ -11,8 +11,8 @@
 //! (HEX or HEX-N, optionally in double quotes) are checked as such whatever `-a` says;
 //! untagged lines hold the sum that `-a` / `--etag` choose.
 
-use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt;
+use std::io::{self, BufRead, Read};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI8, Ordering};
 
@@ -283,12 +283,29 @@ struct Tally {
 pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let is_stdin = file == b"-";
     let shown: &[u8] = if is_stdin { b"standard input" } else { file };
+    // The progress line's totals: a regular file's list is read ahead on the line's
+    // thread; a stream's names are counted a chunk at a time, as they are verified.
+    let progress = ctx.cfg.progress.clone();
+    let mut count_chunks = progress.is_some();
     let mut src: Box<dyn Read> = if is_stdin {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
         Box::new(io::stdin().lock())
     } else {
         match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
-            Ok(f) => Box::new(f),
+            Ok(f) => {
+                if let Some(p) = &progress {
+                    let again = f
+                        .metadata()
+                        .is_ok_and(|m| m.is_file())
+                        .then(|| std::fs::File::open(std::ffi::OsStr::from_bytes(file)).ok())
+                        .flatten();
+                    if let Some(again) = again {
+                        p.add_list(listed_files(again, o.algo));
+                        count_chunks = false;
+                    }
+                }
+                Box::new(f)
+            }
             Err(e) => {
                 // md5sum: an open failure names the error; a read failure says "read
                 // error".
@@ -320,7 +337,8 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
                     .map_or(0, |p| old + p + 1),
             };
             if cut > 0 {
-                verify_lines(ctx, &pending[..cut], is_stdin, shown, o, &mut t);
+                let chunk = &pending[..cut];
+                verify_lines(ctx, chunk, is_stdin, shown, o, &mut t, count_chunks);
                 pending.drain(..cut);
                 // Out before the next read, which may wait.
                 ctx.out.flush();
@@ -388,26 +406,61 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     properly && matched && mismatched == 0 && unreadable == 0 && (!o.strict || misformatted == 0)
 }
 
-/// Verify the complete lines in `data` (the next ones of a check file), adding to `t`.
-fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Opts, t: &mut Tally) {
+/// A checksum list's line without its newline and carriage return; `None` for a
+/// comment or a blank line.
+fn content(raw: &[u8]) -> Option<&[u8]> {
+    if raw.first() == Some(&b'#') {
+        return None;
+    }
+    let mut l = raw;
+    if l.last() == Some(&b'\n') {
+        l = &l[..l.len() - 1];
+    }
+    if l.last() == Some(&b'\r') {
+        l = &l[..l.len() - 1];
+    }
+    (!l.is_empty()).then_some(l)
+}
+
+/// The files a checksum list (`f`, read from its start) names, as `verify_lines` reads
+/// its lines: for the progress line's totals, ahead of the verification.
+fn listed_files(f: std::fs::File, algo: Algo) -> impl Iterator<Item = PathBuf> + Send {
+    let mut r = io::BufReader::with_capacity(64 * 1024, f);
+    let mut raw = Vec::new();
+    std::iter::from_fn(move || loop {
+        raw.clear();
+        match r.read_until(b'\n', &mut raw) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        match content(&raw).and_then(|l| split_line(l, algo)) {
+            Some(Parsed { name, .. }) if name != b"-" => {
+                return Some(PathBuf::from(std::ffi::OsString::from_vec(name)));
+            }
+            _ => {}
+        }
+    })
+}
+
+/// Verify the complete lines in `data` (the next ones of a check file), adding to `t`,
+/// and with `count` their files to the progress line's totals.
+fn verify_lines(
+    ctx: &mut Ctx,
+    data: &[u8],
+    is_stdin: bool,
+    shown: &[u8],
+    o: &Opts,
+    t: &mut Tally,
+    count: bool,
+) {
     let mut inputs = Vec::new();
     let mut events = Vec::new();
     for raw in data.split_inclusive(|&c| c == b'\n') {
         t.lines += 1;
         let lineno = t.lines;
-        if raw[0] == b'#' {
+        let Some(l) = content(raw) else {
             continue;
-        }
-        let mut l = raw;
-        if l.last() == Some(&b'\n') {
-            l = &l[..l.len() - 1];
-        }
-        if l.last() == Some(&b'\r') {
-            l = &l[..l.len() - 1];
-        }
-        if l.is_empty() {
-            continue;
-        }
+        };
         match split_line(l, o.algo) {
             Some(Parsed { algo, want, name }) if !(is_stdin && name == b"-") => {
                 let input = if name == b"-" {
@@ -441,6 +494,16 @@ fn verify_lines(ctx: &mut Ctx, data: &[u8], is_stdin: bool, shown: &[u8], o: &Op
     }
 
     let cfg = ctx.cfg.clone();
+    if let (Some(p), true) = (&cfg.progress, count) {
+        let files = inputs.iter().filter_map(|i| match i {
+            Some(Job {
+                input: Input::File(f),
+                ..
+            }) => Some(f.clone()),
+            _ => None,
+        });
+        p.add_paths(files.collect());
+    }
     let mut line = Vec::new();
     {
         let ctx = std::cell::RefCell::new(&mut *ctx);

@@ -594,6 +594,10 @@ fn run(closed: [bool; 3]) -> ! {
 
     let mut ok = true;
     if s.check {
+        // (The checksum lists give the totals as they are read.)
+        let _drawer = progress
+            .as_ref()
+            .and_then(|p| p.spawn(progress_delay(s.progress == Some(true))));
         for f in &operands {
             ok &= check::check_file(&mut ctx, f.as_bytes(), &s_check(&s));
         }
@@ -623,6 +627,16 @@ fn run(closed: [bool; 3]) -> ! {
         std::process::exit(1);
     }
     std::process::exit(if ok { 0 } else { 1 });
+}
+
+/// When the progress line first shows: at once with `--progress`, else once the job
+/// has run a second.
+fn progress_delay(forced: bool) -> Duration {
+    if forced {
+        Duration::ZERO
+    } else {
+        Duration::from_millis(1000)
+    }
 }
 
 fn s_check(s: &Settings) -> check::Opts {
@@ -733,13 +747,8 @@ fn hash_mode(
                 _ => None,
             })
             .collect();
-        p.add_total(paths.len() as u64);
-        let delay = if forced {
-            Duration::ZERO
-        } else {
-            Duration::from_millis(1000)
-        };
-        _drawer = p.spawn(paths, delay);
+        p.add_paths(paths);
+        _drawer = p.spawn(progress_delay(forced));
     }
 
     let delim = if s.zero { b'\0' } else { b'\n' };

@@ -4,19 +4,36 @@
 //! while (or at once with `--progress`). Everything else that writes to a terminal
 //! goes through [`Progress::quiet`], which wipes the line first, so the bar never mixes
 //! with messages or output.
+//!
+//! The files to hash may become known over time: hash mode gives them all at once,
+//! check mode a checksum list to read ahead (a regular file) or its names a chunk at a
+//! time (a stream). The drawing thread stats them between draws; the bar measures
+//! bytes once every source is read to its end, and files until then.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// Where the drawing thread learns files and their sizes.
+enum Source {
+    /// Files already counted in `total_files`.
+    Counted(std::vec::IntoIter<PathBuf>),
+    /// Files counted as they are taken (a checksum list read ahead).
+    Uncounted(Box<dyn Iterator<Item = PathBuf> + Send>),
+}
 
 pub struct Progress {
     files_done: AtomicU64,
     bytes_done: AtomicU64,
     total_files: AtomicU64,
     total_bytes: AtomicU64,
-    sized: AtomicBool,
+    /// Sources not yet read to their end (the totals are not final).
+    open: AtomicU64,
+    /// Those sources, for the drawing thread.
+    queue: Mutex<VecDeque<Source>>,
     start: Instant,
     drawn: Mutex<bool>,
     done: Mutex<bool>,
@@ -30,7 +47,8 @@ impl Progress {
             bytes_done: AtomicU64::new(0),
             total_files: AtomicU64::new(0),
             total_bytes: AtomicU64::new(0),
-            sized: AtomicBool::new(false),
+            open: AtomicU64::new(0),
+            queue: Mutex::new(VecDeque::new()),
             start: Instant::now(),
             drawn: Mutex::new(false),
             done: Mutex::new(false),
@@ -46,49 +64,108 @@ impl Progress {
         self.files_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Add files to the total; their sizes are summed on the drawing thread.
-    pub fn add_total(&self, files: u64) {
-        self.total_files.fetch_add(files, Ordering::Relaxed);
+    /// Add files to the totals; their sizes are summed on the drawing thread.
+    pub fn add_paths(&self, paths: Vec<PathBuf>) {
+        if !paths.is_empty() {
+            self.total_files
+                .fetch_add(paths.len() as u64, Ordering::Relaxed);
+            self.push(Source::Counted(paths.into_iter()));
+        }
     }
 
-    /// Start drawing: after `delay`, every 200 ms, until [`Progress::finish`].
-    /// `paths` are stat'ed on this thread to learn the total size. `None` when no
-    /// thread can be started (a process limit): the work goes on without the line.
-    pub fn spawn(
-        self: &Arc<Self>,
-        paths: Vec<PathBuf>,
-        delay: Duration,
-    ) -> Option<std::thread::JoinHandle<()>> {
+    /// Add the files `list` yields to the totals, as the drawing thread takes them.
+    pub fn add_list(&self, list: impl Iterator<Item = PathBuf> + Send + 'static) {
+        self.push(Source::Uncounted(Box::new(list)));
+    }
+
+    fn push(&self, src: Source) {
+        self.open.fetch_add(1, Ordering::Relaxed);
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(src);
+        // (Under `done`'s lock, which the drawing thread holds from its look at the
+        // queue to its wait: it cannot miss this.)
+        let _held = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        self.wake.notify_all();
+    }
+
+    /// Take up to `n` files from the first source and add their sizes. Whether there
+    /// may be more.
+    fn size_some(&self, n: usize) -> bool {
+        let Some(mut src) = self
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+        else {
+            return false;
+        };
+        for _ in 0..n {
+            let p = match &mut src {
+                Source::Counted(it) => it.next(),
+                Source::Uncounted(it) => {
+                    let p = it.next();
+                    if p.is_some() {
+                        self.total_files.fetch_add(1, Ordering::Relaxed);
+                    }
+                    p
+                }
+            };
+            let Some(p) = p else {
+                self.open.fetch_sub(1, Ordering::Relaxed);
+                return true;
+            };
+            let len = std::fs::metadata(&p).map_or(0, |m| m.len());
+            self.total_bytes.fetch_add(len, Ordering::Relaxed);
+        }
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_front(src);
+        true
+    }
+
+    /// Start drawing: after `delay`, every 200 ms, until [`Progress::finish`], and
+    /// between draws learn the files [`Progress::add_paths`] and
+    /// [`Progress::add_list`] give. `None` when no thread can be started (a process
+    /// limit): the work goes on without the line.
+    pub fn spawn(self: &Arc<Self>, delay: Duration) -> Option<std::thread::JoinHandle<()>> {
         let me = Arc::clone(self);
         let drawer = std::thread::Builder::new().spawn(move || {
-            let mut total = 0u64;
-            for p in &paths {
-                if me.is_done() {
-                    return;
-                }
-                total += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-            }
-            me.total_bytes.store(total, Ordering::Relaxed);
-            me.sized.store(true, Ordering::Relaxed);
-            let mut done = me.done.lock().unwrap_or_else(|e| e.into_inner());
+            let mut next_draw = delay;
             loop {
+                // (A few hundred stats at a time, so that a long list does not hold
+                // up the line.)
+                let more = me.size_some(256);
+                let mut done = me.done.lock().unwrap_or_else(|e| e.into_inner());
                 if *done {
                     return;
                 }
-                let elapsed = me.start.elapsed();
-                let wait = if elapsed < delay {
-                    delay - elapsed
-                } else {
+                if me.start.elapsed() >= next_draw {
                     drop(done);
                     me.draw();
+                    next_draw = me.start.elapsed() + Duration::from_millis(200);
                     done = me.done.lock().unwrap_or_else(|e| e.into_inner());
-                    Duration::from_millis(200)
-                };
-                done = me
-                    .wake
-                    .wait_timeout(done, wait)
-                    .map(|r| r.0)
-                    .unwrap_or_else(|e| e.into_inner().0);
+                    if *done {
+                        return;
+                    }
+                }
+                // Until the next draw, or sooner for `finish` or a new source.
+                let idle = !more
+                    && me
+                        .queue
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .is_empty();
+                if idle {
+                    let wait = next_draw.saturating_sub(me.start.elapsed());
+                    drop(
+                        me.wake
+                            .wait_timeout(done, wait)
+                            .unwrap_or_else(|e| e.into_inner()),
+                    );
+                }
             }
         });
         drawer.ok()
@@ -105,7 +182,8 @@ impl Progress {
         let tbytes = self.total_bytes.load(Ordering::Relaxed);
         let secs = self.start.elapsed().as_secs_f64().max(1e-3);
         let rate = bytes as f64 / secs;
-        let frac = if self.sized.load(Ordering::Relaxed) && tbytes > 0 {
+        let sized = self.open.load(Ordering::Relaxed) == 0;
+        let frac = if sized && tbytes > 0 {
             (bytes as f64 / tbytes as f64).min(1.0)
         } else if tfiles > 0 {
             (files as f64 / tfiles as f64).min(1.0)

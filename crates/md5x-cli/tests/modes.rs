@@ -1133,6 +1133,53 @@ fn recursive_walk_order_links_and_special_files() {
     );
 }
 
+/// `--progress` draws the line in check mode too (it drew nothing there), with the
+/// totals from the checksum list: read ahead when the list is a regular file, a chunk
+/// at a time from standard input. A sparse file of 2 GiB, listed twice: each drawn
+/// line's totals are the list's (2 files, 4.0 GiB) once known, and what is verified
+/// is what it is without the line.
+#[test]
+fn progress_in_check_mode_counts_the_listed_files() {
+    let dir = TempDir::new("progress-check");
+    let f = fs::File::create(dir.path().join("sparse")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let sum = md5x(dir.path(), &["sparse"], b"");
+    assert_eq!(sum.code, Some(0), "{}", sum.stderr);
+    let list = sum.out().repeat(2);
+    fs::write(dir.path().join("list"), &list).unwrap();
+    let plain = md5x(dir.path(), &["-c", "list"], b"");
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    assert_eq!(plain.out(), "sparse: OK\nsparse: OK\n");
+    for (args, stdin) in [
+        (&["--progress", "-c", "list"][..], &b""[..]),
+        (&["--progress", "-c"][..], list.as_bytes()),
+    ] {
+        let shown = md5x(dir.path(), args, stdin);
+        assert_eq!(shown.code, Some(0), "{args:?}: {}", shown.stderr);
+        assert_eq!(shown.out(), plain.out(), "{args:?}");
+        // Each line: "\x1b[K[###---...] 1/2 files 1.2 GiB/4.0 GiB 600 MiB/s ETA 0:02".
+        let lines: Vec<&str> = shown
+            .stderr
+            .split('\r')
+            .filter(|l| l.contains(" files "))
+            .collect();
+        assert!(
+            !lines.is_empty(),
+            "{args:?}: no line drawn: {:?}",
+            shown.stderr
+        );
+        let last = lines[lines.len() - 1];
+        assert!(
+            last.contains("/2 files ") && last.contains("/4.0 GiB "),
+            "{args:?}: {lines:?}"
+        );
+        // Whatever was left on standard error once the line is wiped: nothing.
+        let rest = shown.stderr.rsplit('\r').next().unwrap_or("");
+        assert_eq!(rest, "\x1b[K", "{args:?}: {:?}", shown.stderr);
+    }
+}
+
 /// The progress line counts a large file's ETag as its parts are read: it said "0 B"
 /// until the end, however long the file took. A sparse file of 2 GiB (256 parts), with
 /// `--progress` (drawn at once, then every 200 ms): the last line drawn shows bytes
