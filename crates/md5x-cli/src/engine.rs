@@ -16,7 +16,7 @@ use std::io::{self, Read, Seek};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -242,7 +242,16 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             // in the lanes), then the first that gives the target is reported (every
             // size gives the same one-part ETag; check mode then says "one part").
             let sizes = crate::algo::COMMON_PART_SIZES;
-            let r = Counted { inner: r, cfg };
+            let count = |n| {
+                if let Some(p) = &cfg.progress {
+                    p.add_bytes(n);
+                }
+                Ok(())
+            };
+            let r = Reading {
+                inner: r,
+                count: &count,
+            };
             let tags = chains::etags_by_part_size(r, &sizes, threshold, cfg.jobs)?;
             // Below the threshold every size gives the plain MD5 (no `-N`).
             let below = tags
@@ -257,18 +266,16 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
     }
 }
 
-/// A reader whose reads move the progress line.
-struct Counted<'a, R> {
+/// A reader that tells `count` how much each read gave.
+struct Reading<'a, R> {
     inner: R,
-    cfg: &'a Config,
+    count: &'a dyn Fn(u64) -> io::Result<()>,
 }
 
-impl<R: Read> Read for Counted<'_, R> {
+impl<R: Read> Read for Reading<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        if let Some(p) = &self.cfg.progress {
-            p.add_bytes(n as u64);
-        }
+        (self.count)(n as u64)?;
         Ok(n)
     }
 }
@@ -385,20 +392,38 @@ fn hash_regular(
             let (common, others): (Vec<u64>, Vec<u64>) = candidates
                 .iter()
                 .partition(|p| crate::algo::COMMON_PART_SIZES.contains(p));
+            // The progress line moves through the file once over all the passes the
+            // search may take (each pass's reads count for 1/passes of theirs), and
+            // jumps to the end at a match.
+            let passes = (common.len() + usize::from(!others.is_empty())).max(1) as u64;
+            let read = AtomicU64::new(0);
+            let credited = AtomicU64::new(0);
+            let count = |n: u64| -> io::Result<()> {
+                let due = (read.fetch_add(n, Ordering::Relaxed) + n) / passes;
+                let before = credited.fetch_max(due, Ordering::Relaxed);
+                add(due.saturating_sub(before));
+                Ok(())
+            };
+            let rest = || add(size.saturating_sub(credited.swap(u64::MAX, Ordering::Relaxed)));
+            let backend = md5x::Backend::active();
             for p in common {
-                if chains::etag_file(path, p, threshold, threads)? == target {
-                    add(size);
+                if chains::etag_file_with(backend, path, p, threshold, threads, &count)? == target {
+                    rest();
                     return Ok(matched(target, p));
                 }
             }
             if !others.is_empty() {
+                let f = Reading {
+                    inner: f,
+                    count: &count,
+                };
                 let tags = chains::etags_by_part_size(f, &others, threshold, threads)?;
                 if let Some(p) = first_match(&others, &tags, target) {
-                    add(size);
+                    rest();
                     return Ok(matched(target, p));
                 }
             }
-            add(size);
+            rest();
             Ok(no_match(target, SearchMiss::of(size, n, &candidates)))
         }
     }

@@ -1180,6 +1180,44 @@ fn progress_in_check_mode_counts_the_listed_files() {
     }
 }
 
+/// A check-mode search for an ETag's part size moves the progress line as it reads (it
+/// said "0 B" until the search ended): a sparse file of 2 GiB whose ETag was made with
+/// 7 MiB parts, a size the search must find. No line counts more than the file.
+#[test]
+fn progress_moves_through_an_etag_search() {
+    let dir = TempDir::new("progress-search");
+    let f = fs::File::create(dir.path().join("sparse")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let sum = md5x(
+        dir.path(),
+        &["--etag", "--part-size", "7MiB", "sparse"],
+        b"",
+    );
+    assert_eq!(sum.code, Some(0), "{}", sum.stderr);
+    fs::write(dir.path().join("list"), sum.out()).unwrap();
+    let o = md5x(dir.path(), &["--progress", "-c", "--etag", "list"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.out(), "sparse: OK (part size 7 MiB)\n");
+    // "1.2 GiB/2.0 GiB" from each line's " files 1.2 GiB/2.0 GiB 600 MiB/s ETA 0:01".
+    let read: Vec<(&str, &str)> = o
+        .stderr
+        .split('\r')
+        .filter_map(|l| l.split(" files ").nth(1)?.split_once('/'))
+        .collect();
+    for (done, rest) in &read {
+        assert!(rest.starts_with("2.0 GiB "), "{read:?}");
+        let gib = done
+            .strip_suffix(" GiB")
+            .map_or(0.0, |v| v.parse::<f64>().unwrap());
+        assert!(gib <= 2.0, "{read:?}");
+    }
+    match read.last() {
+        Some((last, _)) if read.len() > 1 => assert_ne!(*last, "0 B", "{read:?}"),
+        _ => eprintln!("progress_moves_through_an_etag_search: one line drawn, nothing to check"),
+    }
+}
+
 /// The progress line counts a large file's ETag as its parts are read: it said "0 B"
 /// until the end, however long the file took. A sparse file of 2 GiB (256 parts), with
 /// `--progress` (drawn at once, then every 200 ms): the last line drawn shows bytes
