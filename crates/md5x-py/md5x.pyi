@@ -4,8 +4,8 @@ MD5 is broken for security: use it only where a protocol or an archive requires 
 """
 
 import os
-from collections.abc import Iterable
-from typing import Literal, Protocol, final, overload
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, Protocol, final, overload
 
 from typing_extensions import Buffer
 
@@ -38,10 +38,17 @@ class md5:
     def hexdigest(self) -> str: ...
     def copy(self) -> md5: ...
 
-def file_digest(fileobj: _BinaryReadable | _BufferedBytes, /) -> md5:
+def file_digest(
+    fileobj: _BinaryReadable | _BufferedBytes,
+    digest: str | Callable[[], Any] = "md5",
+    /,
+) -> md5:
     """The MD5 object of a binary file's remaining contents (hashlib.file_digest).
 
     As with hashlib, an io.BytesIO is hashed whole, whatever its position.
+    `digest` lets hashlib's calls carry over unchanged: "md5" in any case, or a
+    callable that makes an MD5 object (hashlib.md5, md5x.md5); another hash raises
+    ValueError.
     """
 
 def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:

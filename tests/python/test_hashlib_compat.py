@@ -439,6 +439,30 @@ def test_file_digest_of_bytesio_and_custom_readers():
     assert hashlib.file_digest(Dribble(data), "md5").digest() == ref(data)
 
 
+def test_file_digest_takes_hashlibs_digest_argument(tmp_path):
+    """hashlib.file_digest(f, "md5") carries over as md5x.file_digest(f, "md5"): the
+    name in any case or a callable that makes an MD5 object; another hash is refused
+    with hashlib.new's words, a non-callable with a TypeError, as hashlib does."""
+    data = rand_bytes(300_001)
+    p = tmp_path / "f"
+    p.write_bytes(data)
+    for digest in ["md5", "MD5", hashlib.md5, md5x.md5, lambda: hashlib.md5()]:
+        with open(p, "rb") as f:
+            assert md5x.file_digest(f, digest).digest() == ref(data), digest
+        assert md5x.file_digest(io.BytesIO(data), digest).digest() == ref(data)
+    with open(p, "rb") as f:
+        assert md5x.file_digest(f).digest() == ref(data)
+    for digest in ["sha256", hashlib.sha1, "md5x", ""]:
+        with open(p, "rb") as f:
+            got = error_of(md5x.file_digest, f, digest)
+            assert got is not None and got[0] is ValueError, (digest, got)
+            assert "unsupported hash type" in got[1]
+            assert f.tell() == 0  # refused before reading
+    want = error_of(hashlib.file_digest, io.BytesIO(data), 5)
+    assert want is not None and want[0] is TypeError
+    assert error_of(md5x.file_digest, io.BytesIO(data), 5)[0] is TypeError
+
+
 def test_file_digest_rejects_what_hashlib_rejects(tmp_path):
     p = tmp_path / "t.txt"
     p.write_text("text")

@@ -483,12 +483,21 @@ impl Md5Object {
     }
 }
 
-/// file_digest(fileobj, /): the MD5 object of a file's remaining contents, like
-/// `hashlib.file_digest(fileobj, "md5")` (which also hashes an io.BytesIO whole,
-/// whatever its position).
+/// file_digest(fileobj, digest="md5", /): the MD5 object of a file's remaining
+/// contents, like `hashlib.file_digest(fileobj, "md5")` (which also hashes an
+/// io.BytesIO whole, whatever its position). `digest` is there so that hashlib's calls
+/// carry over as they are: "md5" in any case, or a callable that makes an MD5 object
+/// (`hashlib.md5`, `md5x.md5`); any other hash is a ValueError, as in `hashlib.new`.
 #[pyfunction]
-#[pyo3(signature = (fileobj, /))]
-fn file_digest(py: Python<'_>, fileobj: &Bound<'_, PyAny>) -> PyResult<Md5Object> {
+#[pyo3(signature = (fileobj, digest = None, /), text_signature = "(fileobj, digest='md5', /)")]
+fn file_digest(
+    py: Python<'_>,
+    fileobj: &Bound<'_, PyAny>,
+    digest: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Md5Object> {
+    if let Some(d) = digest {
+        md5_only(d)?;
+    }
     let h = Md5Object::empty();
     if fileobj.hasattr("getbuffer")? {
         // io.BytesIO: hash its memory directly.
@@ -522,6 +531,28 @@ fn file_digest(py: Python<'_>, fileobj: &Bound<'_, PyAny>) -> PyResult<Md5Object
         h.absorb(py, &piece)?;
     }
     Ok(h)
+}
+
+/// Check `file_digest`'s `digest`: "md5" in any case, or a callable (called once, as
+/// hashlib calls it) whose object's `name` is "md5".
+fn md5_only(digest: &Bound<'_, PyAny>) -> PyResult<()> {
+    let name: String = if let Ok(s) = digest.extract::<String>() {
+        s
+    } else if digest.is_callable() {
+        digest.call0()?.getattr("name")?.extract()?
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "digest must be 'md5' or a callable that returns an MD5 object, not {}",
+            digest.get_type().name()?
+        )));
+    };
+    if name.eq_ignore_ascii_case("md5") {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "md5x computes MD5 only: unsupported hash type {name}"
+        )))
+    }
 }
 
 // ---------------------------------------------------------------------------------------
