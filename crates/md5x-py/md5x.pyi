@@ -38,6 +38,15 @@ class md5:
     def hexdigest(self) -> str: ...
     def copy(self) -> md5: ...
 
+def new(
+    name: str,
+    data: Buffer = b"",
+    *,
+    usedforsecurity: bool = True,
+    string: Buffer | None = None,
+) -> md5:
+    """hashlib.new for MD5: name is "md5" in any case; another hash raises ValueError."""
+
 def file_digest(
     fileobj: _BinaryReadable | _BufferedBytes,
     digest: str | Callable[[], Any] = "md5",

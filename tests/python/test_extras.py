@@ -802,7 +802,7 @@ def test_stubs_ship_with_the_module():
     pkg = pathlib.Path(md5x.__file__).parent
     assert (pkg / "py.typed").is_file()
     stub = (pkg / "__init__.pyi").read_text()
-    for name in ("class md5", "def file_digest", "def hash_many", "def hash_files"):
+    for name in ("class md5", "def new", "def file_digest", "def hash_many", "def hash_files"):
         assert name in stub
     for name in ("def s3_etag", "def s3_etags", "def md5_par", "def backend"):
         assert name in stub

@@ -1,4 +1,4 @@
-"""md5x.md5 and md5x.file_digest against hashlib, which is the oracle."""
+"""md5x.md5, md5x.new and md5x.file_digest against hashlib, which is the oracle."""
 
 import array
 import ctypes
@@ -437,6 +437,25 @@ def test_file_digest_of_bytesio_and_custom_readers():
 
     assert md5x.file_digest(Dribble(data)).digest() == ref(data)
     assert hashlib.file_digest(Dribble(data), "md5").digest() == ref(data)
+
+
+def test_new_is_hashlib_new_for_md5():
+    for size in [0, 1, 63, 64, 65, 1000, 100_003]:
+        data = rand_bytes(size)
+        want = hashlib.new("md5", data).digest()
+        assert md5x.new("md5", data).digest() == want
+        assert md5x.new("MD5", data=data, usedforsecurity=False).digest() == want
+        assert md5x.new(name="Md5", string=data).digest() == want
+        h = md5x.new("md5")
+        h.update(data)
+        assert isinstance(h, md5x.md5) and h.digest() == want
+    for name in ["sha1", "sha256", "md5x", ""]:
+        got = error_of(md5x.new, name, b"abc")
+        assert got == (ValueError, f"md5x computes MD5 only: unsupported hash type {name}")
+    for args in [("md5", None), ("md5", "text"), (5,)]:
+        want = error_of(hashlib.new, *args)
+        assert want is not None and want[0] is TypeError
+        assert error_of(md5x.new, *args)[0] is TypeError, args
 
 
 def test_file_digest_takes_hashlibs_digest_argument(tmp_path):

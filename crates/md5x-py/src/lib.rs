@@ -536,16 +536,20 @@ fn file_digest(
 /// Check `file_digest`'s `digest`: "md5" in any case, or a callable (called once, as
 /// hashlib calls it) whose object's `name` is "md5".
 fn md5_only(digest: &Bound<'_, PyAny>) -> PyResult<()> {
-    let name: String = if let Ok(s) = digest.extract::<String>() {
-        s
+    if let Ok(s) = digest.extract::<String>() {
+        md5_named(&s)
     } else if digest.is_callable() {
-        digest.call0()?.getattr("name")?.extract()?
+        md5_named(&digest.call0()?.getattr("name")?.extract::<String>()?)
     } else {
-        return Err(PyTypeError::new_err(format!(
+        Err(PyTypeError::new_err(format!(
             "digest must be 'md5' or a callable that returns an MD5 object, not {}",
             digest.get_type().name()?
-        )));
-    };
+        )))
+    }
+}
+
+/// Whether `name` is MD5's, as `hashlib.new` reads names (any case), with its error.
+fn md5_named(name: &str) -> PyResult<()> {
     if name.eq_ignore_ascii_case("md5") {
         Ok(())
     } else {
@@ -553,6 +557,29 @@ fn md5_only(digest: &Bound<'_, PyAny>) -> PyResult<()> {
             "md5x computes MD5 only: unsupported hash type {name}"
         )))
     }
+}
+
+/// new(name, data=b"", *, usedforsecurity=True): `hashlib.new` for MD5, so that code
+/// which names its hash carries over: `name` is "md5" in any case, and any other hash
+/// is a ValueError in `hashlib.new`'s words.
+///
+/// ```python
+/// h = md5x.new("md5", b"abc")   # as md5x.md5(b"abc")
+/// ```
+#[pyfunction]
+#[pyo3(
+    signature = (name, data = Arg(None), *, usedforsecurity = Arg(None), string = Arg(None)),
+    text_signature = "(name, data=b'', *, usedforsecurity=True)"
+)]
+fn new(
+    py: Python<'_>,
+    name: &str,
+    data: Arg<'_>,
+    usedforsecurity: Arg<'_>,
+    string: Arg<'_>,
+) -> PyResult<Md5Object> {
+    md5_named(name)?;
+    Md5Object::new(py, data, usedforsecurity, string)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1450,6 +1477,7 @@ fn md5x_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Backend::from_env().map_err(|e| PyValueError::new_err(format!("MD5X_BACKEND: {e}")))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Md5Object>()?;
+    m.add_function(wrap_pyfunction!(new, m)?)?;
     m.add_function(wrap_pyfunction!(file_digest, m)?)?;
     m.add_function(wrap_pyfunction!(hash_many, m)?)?;
     m.add_function(wrap_pyfunction!(hash_files, m)?)?;
