@@ -3,26 +3,28 @@
 //!
 //!     cargo run --release -p md5x --example chains_speed [-- MIB]
 //!
-//! The input is one buffer of MIB MiB (default 1024; byte i = i mod 251), fed to a
-//! streaming hasher 8 MiB at a time, cycling through the buffer, so the data comes
-//! from memory as it would from a big file in the page cache. Each figure is the
+//! The input is one buffer of MIB MiB (default 1024; byte i = i mod 251; a fraction
+//! such as 0.25 for a buffer that stays in L2), fed to a streaming hasher 8 MiB at a
+//! time (or the whole buffer, when smaller), cycling through the buffer, so the data
+//! comes from memory as it would from a big file in the page cache. Each figure is the
 //! median of `md5x::clock`'s interleaved work/clock slices.
 use md5x::chains::ParMd5;
 use md5x::{clock, Backend, Md5};
 
-const STEP: usize = 8 << 20;
-
 fn main() {
-    let mib: usize = std::env::args()
+    let mib: f64 = std::env::args()
         .nth(1)
         .map(|s| s.parse().expect("usage: chains_speed [MIB]"))
-        .unwrap_or(1024);
-    let data: Vec<u8> = (0..mib.max(8) << 20).map(|i| (i % 251) as u8).collect();
+        .unwrap_or(1024.0);
+    // Whole 4 KiB pages, at least one.
+    let len = ((mib * 256.0) as usize).max(1) << 12;
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    let step = len.min(8 << 20);
     println!(
-        "core clock {:.2} GHz; one {} MiB buffer, fed {} MiB at a time",
+        "core clock {:.2} GHz; one buffer of {} KiB, fed {} KiB at a time",
         clock::ghz(),
-        data.len() >> 20,
-        STEP >> 20
+        data.len() >> 10,
+        step >> 10
     );
     println!(
         "{:<10} {:>10} {:>10} {:>10} {:>10}   (bytes/cycle on one core; x = vs plain MD5)",
@@ -31,16 +33,16 @@ fn main() {
     for backend in Backend::all_supported() {
         let mut at = 0;
         let mut next = || {
-            let chunk = &data[at..at + STEP];
-            at = (at + STEP) % (data.len() - data.len() % STEP);
+            let chunk = &data[at..at + step];
+            at = (at + step) % (data.len() - data.len() % step);
             chunk
         };
         let mut plain = Md5::with_backend(backend);
-        let md5 = 1.0 / clock::cycles_per_byte(|| plain.update(next()), STEP);
+        let md5 = 1.0 / clock::cycles_per_byte(|| plain.update(next()), step);
         let mut line = format!("{:<10} {:>10.2}", backend.name(), md5);
         for k in [4, 8, 16] {
             let mut h = ParMd5::with_backend(k, backend).unwrap();
-            let bpc = 1.0 / clock::cycles_per_byte(|| h.update(next()), STEP);
+            let bpc = 1.0 / clock::cycles_per_byte(|| h.update(next()), step);
             line += &format!(" {:>5.2} {:>4}", bpc, format!("{:.1}x", bpc / md5));
         }
         println!("{line}");

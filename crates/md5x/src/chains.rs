@@ -208,12 +208,20 @@ fn compress_rounds(backend: Backend, states: &mut [[u32; 4]], blocks: &[[u8; 64]
     // 2048 rounds of 16 blocks: 2 MiB; fewer rounds for smaller K (same bytes).
     const SLAB_BYTES: usize = 1 << 21;
     let rounds_per_slab = (SLAB_BYTES / (64 * k)).max(1);
+    // Batches of even size: K = 16 on SSE2's 12 lanes runs as two batches of 8 (two
+    // groups each), not 12 and then 4 in a lone group, which is latency-bound. (A
+    // smaller slab for the second batch to find in L2 was slower from memory.)
+    let batches = k.div_ceil(kernel.lanes);
+    let per = k
+        .div_ceil(batches)
+        .next_multiple_of(kernel.width)
+        .min(kernel.lanes);
     for slab in blocks.chunks(rounds_per_slab * k) {
         let bytes = slab.as_flattened();
         let rounds = slab.len() / k;
         let mut first = 0;
         while first < k {
-            let n = (k - first).min(kernel.lanes);
+            let n = (k - first).min(per);
             let groups = n.div_ceil(kernel.width);
             let kern = crate::many::narrow_for(backend, n)
                 .or_else(|| backend.lane_kernel_groups(groups))
