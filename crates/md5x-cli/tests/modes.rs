@@ -1133,6 +1133,15 @@ fn recursive_walk_order_links_and_special_files() {
     );
 }
 
+/// A new directory holding `sparse`, a sparse file of 2 GiB: long enough to hash that
+/// the progress line is drawn several times.
+fn sparse_2gib(name: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    let f = fs::File::create(dir.path().join("sparse")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    dir
+}
+
 /// `--progress` draws the line in check mode too (it drew nothing there), with the
 /// totals from the checksum list: read ahead when the list is a regular file, a chunk
 /// at a time from standard input. A sparse file of 2 GiB, listed twice: each drawn
@@ -1140,10 +1149,7 @@ fn recursive_walk_order_links_and_special_files() {
 /// is what it is without the line.
 #[test]
 fn progress_in_check_mode_counts_the_listed_files() {
-    let dir = TempDir::new("progress-check");
-    let f = fs::File::create(dir.path().join("sparse")).unwrap();
-    f.set_len(2 << 30).unwrap();
-    drop(f);
+    let dir = sparse_2gib("progress-check");
     let sum = md5x(dir.path(), &["sparse"], b"");
     assert_eq!(sum.code, Some(0), "{}", sum.stderr);
     let list = sum.out().repeat(2);
@@ -1185,10 +1191,7 @@ fn progress_in_check_mode_counts_the_listed_files() {
 /// 7 MiB parts, a size the search must find. No line counts more than the file.
 #[test]
 fn progress_moves_through_an_etag_search() {
-    let dir = TempDir::new("progress-search");
-    let f = fs::File::create(dir.path().join("sparse")).unwrap();
-    f.set_len(2 << 30).unwrap();
-    drop(f);
+    let dir = sparse_2gib("progress-search");
     let sum = md5x(
         dir.path(),
         &["--etag", "--part-size", "7MiB", "sparse"],
@@ -1224,10 +1227,7 @@ fn progress_moves_through_an_etag_search() {
 /// read. Its ETag is what it is without the line.
 #[test]
 fn progress_counts_a_large_etag_as_it_is_read() {
-    let dir = TempDir::new("progress");
-    let f = fs::File::create(dir.path().join("sparse")).unwrap();
-    f.set_len(2 << 30).unwrap();
-    drop(f);
+    let dir = sparse_2gib("progress");
     let plain = md5x(dir.path(), &["--etag", "sparse"], b"");
     let shown = md5x(dir.path(), &["--etag", "--progress", "sparse"], b"");
     assert_eq!(
