@@ -293,13 +293,10 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     } else {
         match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
             Ok(f) => {
-                if let Some(p) = &progress {
-                    let again = f
-                        .metadata()
-                        .is_ok_and(|m| m.is_file())
-                        .then(|| std::fs::File::open(std::ffi::OsStr::from_bytes(file)).ok())
-                        .flatten();
-                    if let Some(again) = again {
+                let regular = f.metadata().is_ok_and(|m| m.is_file());
+                if let (Some(p), true) = (&progress, regular) {
+                    // (Opened again: the read ahead keeps its own position.)
+                    if let Ok(again) = std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
                         p.add_list(listed_files(again, o.algo));
                         count_chunks = false;
                     }
@@ -495,14 +492,7 @@ fn verify_lines(
 
     let cfg = ctx.cfg.clone();
     if let (Some(p), true) = (&cfg.progress, count) {
-        let files = inputs.iter().filter_map(|i| match i {
-            Some(Job {
-                input: Input::File(f),
-                ..
-            }) => Some(f.clone()),
-            _ => None,
-        });
-        p.add_paths(files.collect());
+        p.add_paths(engine::file_paths(&inputs));
     }
     let mut line = Vec::new();
     {

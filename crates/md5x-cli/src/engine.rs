@@ -75,6 +75,18 @@ pub struct Job {
     pub mode: Mode,
 }
 
+/// The files among `inputs`, in order: what the progress line counts and stats.
+pub fn file_paths(inputs: &[Option<Job>]) -> Vec<PathBuf> {
+    let path = |j: &Option<Job>| match j {
+        Some(Job {
+            input: Input::File(p),
+            ..
+        }) => Some(p.clone()),
+        _ => None,
+    };
+    inputs.iter().filter_map(path).collect()
+}
+
 /// What hashing an input gave: a digest, with a part count for a multipart ETag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sum {

@@ -570,7 +570,8 @@ fn run(closed: [bool; 3]) -> ! {
         Some(n) => n,
     };
     let want_progress = s.progress.unwrap_or_else(|| io::stderr().is_terminal());
-    let progress = (want_progress && !s.speed).then(Progress::new);
+    let delay = progress_delay(s.progress == Some(true));
+    let progress = (want_progress && !s.speed).then(|| Progress::new(delay));
 
     let mut ctx = Ctx {
         prog: prog.clone(),
@@ -594,21 +595,11 @@ fn run(closed: [bool; 3]) -> ! {
 
     let mut ok = true;
     if s.check {
-        // (The checksum lists give the totals as they are read.)
-        let _drawer = progress
-            .as_ref()
-            .and_then(|p| p.spawn(progress_delay(s.progress == Some(true))));
         for f in &operands {
             ok &= check::check_file(&mut ctx, f.as_bytes(), &s_check(&s));
         }
     } else {
-        ok = hash_mode(
-            &mut ctx,
-            &operands,
-            &s,
-            progress.as_ref(),
-            s.progress == Some(true),
-        );
+        ok = hash_mode(&mut ctx, &operands, &s, progress.as_ref());
     }
 
     if let Some(p) = &progress {
@@ -688,7 +679,6 @@ fn hash_mode(
     operands: &[OsString],
     s: &Settings,
     progress: Option<&Arc<Progress>>,
-    forced: bool,
 ) -> bool {
     use md5x::chains::limits::DEFAULT_PART_SIZE;
     let mode = match s.algo {
@@ -735,20 +725,10 @@ fn hash_mode(
         }
     }
 
-    let mut _drawer = None;
     if let Some(p) = progress {
-        let paths: Vec<PathBuf> = inputs
-            .iter()
-            .filter_map(|i| match i {
-                Some(Job {
-                    input: Input::File(p),
-                    ..
-                }) => Some(p.clone()),
-                _ => None,
-            })
-            .collect();
-        p.add_paths(paths);
-        _drawer = p.spawn(progress_delay(forced));
+        p.add_paths(engine::file_paths(&inputs));
+        // (Also with no file: standard input's bytes are counted.)
+        p.spawn();
     }
 
     let delim = if s.zero { b'\0' } else { b'\n' };

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,13 +35,18 @@ pub struct Progress {
     /// Those sources, for the drawing thread.
     queue: Mutex<VecDeque<Source>>,
     start: Instant,
+    /// When the line first shows.
+    delay: Duration,
+    /// Whether the drawing thread was started.
+    started: AtomicBool,
     drawn: Mutex<bool>,
     done: Mutex<bool>,
     wake: Condvar,
 }
 
 impl Progress {
-    pub fn new() -> Arc<Self> {
+    /// A line that shows `delay` after it starts (see [`Progress::spawn`]).
+    pub fn new(delay: Duration) -> Arc<Self> {
         Arc::new(Progress {
             files_done: AtomicU64::new(0),
             bytes_done: AtomicU64::new(0),
@@ -50,6 +55,8 @@ impl Progress {
             open: AtomicU64::new(0),
             queue: Mutex::new(VecDeque::new()),
             start: Instant::now(),
+            delay,
+            started: AtomicBool::new(false),
             drawn: Mutex::new(false),
             done: Mutex::new(false),
             wake: Condvar::new(),
@@ -64,8 +71,9 @@ impl Progress {
         self.files_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Add files to the totals; their sizes are summed on the drawing thread.
-    pub fn add_paths(&self, paths: Vec<PathBuf>) {
+    /// Add files to the totals; their sizes are summed on the drawing thread, which this
+    /// starts if it has not started.
+    pub fn add_paths(self: &Arc<Self>, paths: Vec<PathBuf>) {
         if !paths.is_empty() {
             self.total_files
                 .fetch_add(paths.len() as u64, Ordering::Relaxed);
@@ -74,11 +82,11 @@ impl Progress {
     }
 
     /// Add the files `list` yields to the totals, as the drawing thread takes them.
-    pub fn add_list(&self, list: impl Iterator<Item = PathBuf> + Send + 'static) {
+    pub fn add_list(self: &Arc<Self>, list: impl Iterator<Item = PathBuf> + Send + 'static) {
         self.push(Source::Uncounted(Box::new(list)));
     }
 
-    fn push(&self, src: Source) {
+    fn push(self: &Arc<Self>, src: Source) {
         self.open.fetch_add(1, Ordering::Relaxed);
         self.queue
             .lock()
@@ -86,8 +94,10 @@ impl Progress {
             .push_back(src);
         // (Under `done`'s lock, which the drawing thread holds from its look at the
         // queue to its wait: it cannot miss this.)
-        let _held = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let held = self.done.lock().unwrap_or_else(|e| e.into_inner());
         self.wake.notify_all();
+        drop(held);
+        self.spawn();
     }
 
     /// Take up to `n` files from the first source and add their sizes. Whether there
@@ -126,12 +136,17 @@ impl Progress {
         true
     }
 
-    /// Start drawing: after `delay`, every 200 ms, until [`Progress::finish`], and
-    /// between draws learn the files [`Progress::add_paths`] and
-    /// [`Progress::add_list`] give. `None` when no thread can be started (a process
-    /// limit): the work goes on without the line.
-    pub fn spawn(self: &Arc<Self>, delay: Duration) -> Option<std::thread::JoinHandle<()>> {
+    /// Start drawing (done by the first [`Progress::add_paths`] or
+    /// [`Progress::add_list`], so that the first line drawn has totals): after the delay, every 200 ms, until [`Progress::finish`],
+    /// and between draws learn the files [`Progress::add_paths`] and
+    /// [`Progress::add_list`] give. Later calls do nothing. Where no thread can be
+    /// started (a process limit), the work goes on without the line.
+    pub fn spawn(self: &Arc<Self>) {
+        if self.started.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let me = Arc::clone(self);
+        let delay = self.delay;
         let drawer = std::thread::Builder::new().spawn(move || {
             let mut next_draw = delay;
             loop {
@@ -168,7 +183,7 @@ impl Progress {
                 }
             }
         });
-        drawer.ok()
+        drop(drawer);
     }
 
     fn is_done(&self) -> bool {
