@@ -136,10 +136,10 @@ impl Progress {
         true
     }
 
-    /// Start drawing (done by the first [`Progress::add_paths`] or
-    /// [`Progress::add_list`], so that the first line drawn has totals): after the delay, every 200 ms, until [`Progress::finish`],
-    /// and between draws learn the files [`Progress::add_paths`] and
-    /// [`Progress::add_list`] give. Later calls do nothing. Where no thread can be
+    /// Start drawing: after the delay, every 200 ms, until [`Progress::finish`],
+    /// learning between draws the files that [`Progress::add_paths`] and
+    /// [`Progress::add_list`] give. The first of those calls starts it, so that the
+    /// first line drawn has totals; later calls do nothing. Where no thread can be
     /// started (a process limit), the work goes on without the line.
     pub fn spawn(self: &Arc<Self>) {
         if self.started.swap(true, Ordering::Relaxed) {
