@@ -135,6 +135,22 @@ pub struct Config {
     pub progress: Option<Arc<Progress>>,
 }
 
+impl Config {
+    /// Count `n` bytes read on the progress line, if there is one.
+    fn read_bytes(&self, n: u64) {
+        if let Some(p) = &self.progress {
+            p.add_bytes(n);
+        }
+    }
+
+    /// Count a file done on the progress line, if there is one.
+    fn file_done(&self) {
+        if let Some(p) = &self.progress {
+            p.add_file();
+        }
+    }
+}
+
 /// The multi-buffer seam: hash many whole messages at once.
 pub fn hash_batch(msgs: &[&[u8]]) -> Vec<Digest> {
     // The library fills its SIMD lanes with these messages (sorted by length).
@@ -255,9 +271,7 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             // size gives the same one-part ETag; check mode then says "one part").
             let sizes = crate::algo::COMMON_PART_SIZES;
             let count = |n| {
-                if let Some(p) = &cfg.progress {
-                    p.add_bytes(n);
-                }
+                cfg.read_bytes(n);
                 Ok(())
             };
             let r = Reading {
@@ -352,11 +366,7 @@ fn hash_regular(
     threads: usize,
 ) -> Hashed {
     let pipelined = solo && size >= PIPELINE_MIN && cfg.jobs >= 2;
-    let add = |n: u64| {
-        if let Some(p) = &cfg.progress {
-            p.add_bytes(n);
-        }
-    };
+    let add = |n: u64| cfg.read_bytes(n);
     match mode {
         Mode::Md5 => {
             let mut h = Md5::new();
@@ -576,9 +586,7 @@ fn read_file(
                 positional = false;
             }
             Ok(0) => {
-                if let Some(p) = &cfg.progress {
-                    p.add_bytes((arena.used - start) as u64);
-                }
+                cfg.read_bytes((arena.used - start) as u64);
                 return Ok(Read1::Small(start..arena.used));
             }
             Ok(_) => {}
@@ -589,9 +597,7 @@ fn read_file(
         arena.used = start;
         return Err(e);
     }
-    if let Some(p) = &cfg.progress {
-        p.add_bytes((arena.used - start) as u64);
-    }
+    cfg.read_bytes((arena.used - start) as u64);
     if positional && !solo {
         // One of many files, readable at a position (a regular file): its first bytes
         // stay in the arena, and it is hashed with the batch's other large files,
@@ -640,9 +646,7 @@ fn stream<R: Read, H: Feed>(f: &mut R, h: &mut H, cfg: &Config) -> io::Result<()
     loop {
         let (n, end) = read_full(f, &mut buf)?;
         h.feed(&buf[..n]);
-        if let Some(p) = &cfg.progress {
-            p.add_bytes(n as u64);
-        }
+        cfg.read_bytes(n as u64);
         if end {
             return Ok(());
         }
@@ -683,9 +687,7 @@ fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result
             while let Ok(msg) = full_rx.recv() {
                 let (buf, n) = msg?;
                 h.feed(&buf[..n]);
-                if let Some(p) = &cfg.progress {
-                    p.add_bytes(n as u64);
-                }
+                cfg.read_bytes(n as u64);
                 let _ = empty_tx.send(buf);
             }
             Ok(())
@@ -752,8 +754,8 @@ fn hash_range(
             // (A deferred stream counts as done when the caller has read it.)
             let deferred = matches!(r, Ok(Read1::Stream(_)));
             got.push((i, r));
-            if let (Some(pr), false) = (&cfg.progress, deferred) {
-                pr.add_file();
+            if !deferred {
+                cfg.file_done();
             }
         }
     }
@@ -867,9 +869,7 @@ fn hash_multipart(files: Vec<(Deferred, u64, u64)>, cfg: &Config) -> Vec<Hashed>
             .partition(|&&i| (files[i].1, files[i].2) == (part_size, threshold));
         let refs: Vec<&File> = group.iter().map(|&i| &files[i].0 .0).collect();
         let progress = |n| {
-            if let Some(p) = &cfg.progress {
-                p.add_bytes(n);
-            }
+            cfg.read_bytes(n);
             Ok(())
         };
         let backend = md5x::Backend::active();
@@ -904,7 +904,7 @@ fn hash_large(
         .map(|(file, r)| Rest {
             file,
             at: r.len() as u64,
-            progress: cfg.progress.as_deref(),
+            cfg,
         })
         .collect();
     md5x::update_many_from(&mut hashers, &mut rests)
@@ -919,16 +919,14 @@ fn hash_large(
 struct Rest<'a> {
     file: Deferred,
     at: u64,
-    progress: Option<&'a Progress>,
+    cfg: &'a Config,
 }
 
 impl Read for Rest<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.file.0.read_at(buf, self.at)?;
         self.at += n as u64;
-        if let Some(p) = self.progress {
-            p.add_bytes(n as u64);
-        }
+        self.cfg.read_bytes(n as u64);
         Ok(n)
     }
 }
@@ -1116,9 +1114,7 @@ pub fn run<P>(
                             before_wait();
                             let r = hash_stream(&mut f, *mode, cfg);
                             gate.read_stream(false);
-                            if let Some(pr) = &cfg.progress {
-                                pr.add_file();
-                            }
+                            cfg.file_done();
                             break Some(r);
                         }
                         None => {}
