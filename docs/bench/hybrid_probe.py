@@ -9,13 +9,14 @@ measures whether the core gives those steps away:
 
     python3 docs/bench/hybrid_probe.py
 
-It writes a C file with one loop per case (round 1's step, all in registers, with a
+It writes a C file with one loop per case (a block's 64 steps, all in registers,
+each round with its own function and rotations in the kernels' instruction forms, a
 message word and a step constant read from memory as the kernels read them; 2 or 3
 vector groups of AVX2 (8 lanes) or SSE2 (4 lanes), then 0, 1 or 2 scalar chains),
 builds it with gcc -O2 in a temporary folder and runs it twice, each run the best of
-15 rounds over all the cases. Cycles come from a
-dependent chain of scalar adds, as in step_probe.c. A step of every chain hashes one
-byte of each of its lanes: bytes/cycle = (lanes + scalar chains) / cycles per step.
+15 rounds over all the cases. Cycles come from a dependent chain of scalar adds, as
+in step_probe.c. A step of every chain hashes one byte of each of its lanes:
+bytes/cycle = (lanes + scalar chains) / cycles per step.
 x86-64 with AVX2 only.
 """
 import os
@@ -23,26 +24,55 @@ import subprocess
 import tempfile
 
 
-def avx2_step(a, b, c, d):
-    return [f"vpaddd (%1),{a},{a}", f"vpaddd 32(%1),{a},{a}",
-            f"vpxor {d},{c},%%ymm13", f"vpand {b},%%ymm13,%%ymm13",
-            f"vpxor {d},%%ymm13,%%ymm13", f"vpaddd %%ymm13,{a},{a}",
-            f"vpslld $7,{a},%%ymm12", f"vpsrld $25,{a},{a}",
-            f"vpor %%ymm12,{a},{a}", f"vpaddd {b},{a},{a}"]
+# Rotation amounts of MD5's four rounds, four steps each.
+ROT = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
 
 
-def sse2_step(a, b, c, d):
-    # Two-operand forms: the copies the SSE2 kernel needs too.
-    return [f"paddd (%1),{a}", f"paddd 32(%1),{a}", f"movdqa {c},%%xmm13",
-            f"pxor {d},%%xmm13", f"pand {b},%%xmm13", f"pxor {d},%%xmm13",
-            f"paddd %%xmm13,{a}", f"movdqa {a},%%xmm12", "pslld $7,%%xmm12",
-            f"psrld $25,{a}", f"por %%xmm12,{a}", f"paddd {b},{a}"]
+def avx2_step(rnd, r, a, b, c, d):
+    """One step of round `rnd` in the AVX2 kernel's forms (see avx2_asm.rs)."""
+    t = "%%ymm13"
+    out = [f"vpaddd (%1),{a},{a}", f"vpaddd 32(%1),{a},{a}"]
+    out += [[f"vpxor {d},{c},{t}", f"vpand {b},{t},{t}", f"vpxor {d},{t},{t}",
+             f"vpaddd {t},{a},{a}"],
+            [f"vpandn {c},{d},{t}", f"vpaddd {t},{a},{a}", f"vpand {d},{b},{t}",
+             f"vpaddd {t},{a},{a}"],
+            [f"vpxor {d},{c},{t}", f"vpxor {b},{t},{t}", f"vpaddd {t},{a},{a}"],
+            [f"vpandn {d},{b},{t}", f"vpxor {c},{t},{t}", f"vpsubd {t},{a},{a}"]][rnd]
+    if r == 16:  # a byte shuffle (the mask's bytes do not matter to the timing)
+        out += [f"vpshufb 128(%1),{a},{a}"]
+    else:
+        out += [f"vpslld ${r},{a},%%ymm12", f"vpsrld ${32 - r},{a},{a}",
+                f"vpor %%ymm12,{a},{a}"]
+    return out + [f"vpaddd {b},{a},{a}"]
 
 
-def scalar_step(t, a, b, c, d):
-    return [f"add 64(%1),{a}", f"add $0x5a827999,{a}", f"mov {c},{t}",
-            f"xor {d},{t}", f"and {b},{t}", f"xor {d},{t}", f"add {t},{a}",
-            f"rol $7,{a}", f"add {b},{a}"]
+def sse2_step(rnd, r, a, b, c, d):
+    """The same in SSE2's two-operand forms, with the copies the SSE2 kernel needs."""
+    t = "%%xmm13"
+    out = [f"paddd (%1),{a}", f"paddd 32(%1),{a}"]
+    out += [[f"movdqa {c},{t}", f"pxor {d},{t}", f"pand {b},{t}", f"pxor {d},{t}",
+             f"paddd {t},{a}"],
+            [f"movdqa {d},{t}", f"pandn {c},{t}", f"paddd {t},{a}", f"movdqa {d},{t}",
+             f"pand {b},{t}", f"paddd {t},{a}"],
+            [f"movdqa {c},{t}", f"pxor {d},{t}", f"pxor {b},{t}", f"paddd {t},{a}"],
+            [f"movdqa {b},{t}", f"pandn {d},{t}", f"pxor {c},{t}", f"psubd {t},{a}"]][rnd]
+    if r == 16:  # two word shuffles (SSE2 has no byte shuffle)
+        out += [f"pshuflw $0xb1,{a},{a}", f"pshufhw $0xb1,{a},{a}"]
+    else:
+        out += [f"movdqa {a},%%xmm12", f"pslld ${r},%%xmm12", f"psrld ${32 - r},{a}",
+                f"por %%xmm12,{a}"]
+    return out + [f"paddd {b},{a}"]
+
+
+def scalar_step(rnd, r, t, a, b, c, d):
+    """One step of a scalar chain: message word and constant, round function, rotate."""
+    out = [f"add 64(%1),{a}", f"add $0x5a827999,{a}"]
+    out += [[f"mov {c},{t}", f"xor {d},{t}", f"and {b},{t}", f"xor {d},{t}"],
+            [f"mov {d},{t}", f"not {t}", f"and {c},{t}", f"add {t},{a}", f"mov {d},{t}",
+             f"and {b},{t}"],
+            [f"mov {c},{t}", f"xor {d},{t}", f"xor {b},{t}"],
+            [f"mov {d},{t}", f"not {t}", f"or {b},{t}", f"xor {c},{t}"]][rnd]
+    return out + [f"add {t},{a}", f"rol ${r},{a}", f"add {b},{a}"]
 
 
 def roles(regs, k):
@@ -56,24 +86,25 @@ VECTOR = {
 }
 SCALAR = [("%%esi", ["%%r8d", "%%r9d", "%%r10d", "%%r11d"]),
           ("%%edi", ["%%r12d", "%%r13d", "%%r14d", "%%r15d"])]
-STEPS = 16  # per loop iteration
+STEPS = 64  # per loop iteration: one block
 
 
 def body(isa, groups, chains):
     step, _, regs = VECTOR[isa]
     out = []
     for k in range(STEPS):
+        rnd, r = k // 16, ROT[k // 16][k % 4]
         for g in range(groups):
-            out += step(*roles(regs[g], k))
-        for t, r in SCALAR[:chains]:
-            out += scalar_step(t, *roles(r, k))
+            out += step(rnd, r, *roles(regs[g], k))
+        for t, regs_t in SCALAR[:chains]:
+            out += scalar_step(rnd, r, t, *roles(regs_t, k))
     return "".join(f'"{i}\\n"\n' for i in out)
 
 
 HEAD = r"""
 #include <stdio.h>
 #include <time.h>
-#define ITERS 2000000L
+#define ITERS 500000L
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -93,7 +124,7 @@ static double cycle_seconds(void) {
 #define RUN(body) long i = ITERS; double t = now(); \
     __asm__ volatile("1:\n" body "dec %0\n jnz 1b\n" : "+r"(i) : "r"(words) : CLOBBERS); \
     return (now() - t) / (ITERS * (double)STEPS);
-static const unsigned words[32] __attribute__((aligned(64)));
+static const unsigned words[48] __attribute__((aligned(64)));
 """
 
 TAIL = r"""
