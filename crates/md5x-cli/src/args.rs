@@ -36,6 +36,7 @@ pub enum Opt {
     Etag,
     PartSize,
     Threshold,
+    Base64,
 }
 
 struct Long {
@@ -77,6 +78,7 @@ const EXT_LONG: &[Long] = &[
     l("etag", Opt::Etag, false),
     l("part-size", Opt::PartSize, true),
     l("threshold", Opt::Threshold, true),
+    l("base64", Opt::Base64, false),
 ];
 
 fn short(c: u8) -> Option<(Opt, bool)> {

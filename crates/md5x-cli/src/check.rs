@@ -34,6 +34,8 @@ pub struct Opts {
     /// Explicit --part-size / --threshold, for ETags.
     pub part_size: Option<u64>,
     pub threshold: Option<u64>,
+    /// `--base64`: sums may also be written in base64 (not ETags, which are hex).
+    pub base64: bool,
 }
 
 /// md5sum decides once per run whether one-space lines are the BSD reversed format:
@@ -91,12 +93,14 @@ fn name_of(s: &[u8], escaped: bool) -> Option<Vec<u8>> {
     }
 }
 
-/// A sum as a line writes it, for `algo`: 32 hex digits, or for an ETag also `-N`
-/// and S3's double quotes. A plain sum comes back as a single-PUT ETag (no `-N`).
-fn parse_sum(algo: Algo, d: &[u8]) -> Option<ETag> {
+/// A sum as a line writes it, for `algo`: 32 hex digits (or with `base64`, also 24
+/// characters of base64), or for an ETag also `-N` and S3's double quotes. A plain
+/// sum comes back as a single-PUT ETag (no `-N`).
+fn parse_sum(algo: Algo, d: &[u8], base64: bool) -> Option<ETag> {
     match algo {
         Algo::Etag => std::str::from_utf8(d).ok()?.parse().ok(),
         _ if valid_hex(d) => Digest::from_hex(d).ok().map(ETag::single),
+        _ if base64 => crate::base64::decode(d).map(ETag::single),
         _ => None,
     }
 }
@@ -110,7 +114,22 @@ fn multipart_etag_line(l: &[u8]) -> bool {
     let Some(end) = s.iter().position(|&c| white(c)) else {
         return false;
     };
-    end + 1 < s.len() && parse_sum(Algo::Etag, &s[..end]).is_some_and(|e| e.parts().is_some())
+    end + 1 < s.len()
+        && parse_sum(Algo::Etag, &s[..end], false).is_some_and(|e| e.parts().is_some())
+}
+
+/// Whether the line `l` (newline and CR removed), improperly formatted without
+/// `--base64`, holds a base64 sum: untagged and followed by a name, or at the end of a
+/// tagged line.
+fn base64_sum_line(l: &[u8]) -> bool {
+    let s = &l[l.iter().position(|&c| !white(c)).unwrap_or(l.len())..];
+    let s = s.strip_prefix(b"\\").unwrap_or(s);
+    let first = s.split(|&c| white(c)).next().unwrap_or_default();
+    let last = s.rsplit(|&c| white(c)).next().unwrap_or_default();
+    let untagged = first.len() + 1 < s.len() && crate::base64::decode(first).is_some();
+    let tagged =
+        TAGS.iter().any(|(t, _)| s.starts_with(t)) && crate::base64::decode(last).is_some();
+    untagged || tagged
 }
 
 /// A checksum line, parsed.
@@ -130,7 +149,7 @@ const TAGS: &[(&[u8], Algo)] = &[
 ];
 
 /// `TAG (` has been read; `s` is the rest: `NAME) = SUM`.
-fn bsd_split(s: &[u8], escaped: bool, algo: Algo) -> Option<Parsed> {
+fn bsd_split(s: &[u8], escaped: bool, algo: Algo, base64: bool) -> Option<Parsed> {
     if s.is_empty() {
         return None;
     }
@@ -155,13 +174,13 @@ fn bsd_split(s: &[u8], escaped: bool, algo: Algo) -> Option<Parsed> {
     }
     // The sum runs to the end of the line: a NUL after it makes the line invalid, as in
     // md5sum 9.4 (9.1 read the sum as a C string and ignored what followed a NUL).
-    let want = parse_sum(algo, &s[i.min(s.len())..])?;
+    let want = parse_sum(algo, &s[i.min(s.len())..], base64)?;
     Some(Parsed { algo, want, name })
 }
 
 /// Split one line (newline and CR removed) into sum and file name; untagged lines hold
-/// an `algo` sum.
-fn split_line(s: &[u8], algo: Algo) -> Option<Parsed> {
+/// an `algo` sum. With `base64`, sums may also be written in base64.
+fn split_line(s: &[u8], algo: Algo, base64: bool) -> Option<Parsed> {
     let len = s.len();
     let mut i = 0;
     while white(at(s, i)) {
@@ -182,15 +201,21 @@ fn split_line(s: &[u8], algo: Algo) -> Option<Parsed> {
             i += 1;
         }
         if at(s, i) == b'(' {
-            return bsd_split(&s[i + 1..], escaped, tag_algo);
+            return bsd_split(&s[i + 1..], escaped, tag_algo, base64);
         }
         return None;
     }
     if rest.starts_with(b"MD5") || rest.starts_with(b"ETAG") {
         return None;
     }
-    // Long enough for 32 hex digits, a blank and a one-character name.
-    if len - i < 34 + usize::from(at(s, i) == b'\\') {
+    // Long enough for 32 hex digits (24 base64 characters), a blank and a
+    // one-character name.
+    let shortest = if base64 && algo != Algo::Etag {
+        crate::base64::LEN
+    } else {
+        32
+    };
+    if len - i < shortest + 2 + usize::from(at(s, i) == b'\\') {
         return None;
     }
     // The sum ends at a blank or, as in md5sum 9.4, a NUL, which then stands for the
@@ -204,7 +229,7 @@ fn split_line(s: &[u8], algo: Algo) -> Option<Parsed> {
     }
     let digest = &s[d0..i];
     i += 1;
-    let want = parse_sum(algo, digest)?;
+    let want = parse_sum(algo, digest, base64)?;
     let c = at(s, i);
     if len - i == 1 || (c != b' ' && c != b'*') {
         if BSD_REVERSED.load(Ordering::Relaxed) == 0 {
@@ -268,6 +293,9 @@ struct Tally {
     /// an MD5 was looked for: `md5x --etag` writes them, and `-c` alone cannot check
     /// them.
     etag_shaped: u64,
+    /// Of the misformatted lines, those that hold a base64 sum (`md5x --base64`
+    /// writes them) where `--base64` was not given.
+    base64_shaped: u64,
     /// A properly formatted line was seen.
     properly: bool,
     /// A file matched its sum.
@@ -297,7 +325,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
                 if let (Some(p), true) = (&progress, regular) {
                     // (Opened again: the read ahead keeps its own position.)
                     if let Ok(again) = std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
-                        p.add_list(listed_files(again, o.algo));
+                        p.add_list(listed_files(again, o.algo, o.base64));
                         count_chunks = false;
                     }
                 }
@@ -351,6 +379,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let Tally {
         misformatted,
         etag_shaped,
+        base64_shaped,
         mismatched,
         unreadable,
         properly,
@@ -358,7 +387,19 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         ..
     } = t;
     // (After md5sum's own words on the misformatted lines.)
-    let etag_note = |ctx: &mut Ctx| {
+    let shape_notes = |ctx: &mut Ctx| {
+        if base64_shaped != 0 && !o.status {
+            let (lines, them) = match base64_shaped {
+                1 => ("line holds a base64 sum", "it"),
+                _ => ("lines hold base64 sums", "them"),
+            };
+            ctx.error_at(
+                shown,
+                &format!(
+                    "{base64_shaped} improperly formatted {lines}: check {them} with --base64"
+                ),
+            );
+        }
         if etag_shaped != 0 && !o.status {
             let (lines, them) = match etag_shaped {
                 1 => ("line holds an S3 multipart ETag", "it"),
@@ -374,7 +415,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     };
     if !properly {
         ctx.error_at(shown, "no properly formatted checksum lines found");
-        etag_note(ctx);
+        shape_notes(ctx);
     } else if !o.status {
         let plural = |n: u64, one: &str, many: &str| {
             if n == 1 {
@@ -386,7 +427,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         if misformatted != 0 {
             let w = plural(misformatted, "line is", "lines are");
             ctx.error(format!("WARNING: {misformatted} {w} improperly formatted").as_bytes());
-            etag_note(ctx);
+            shape_notes(ctx);
         }
         if unreadable != 0 {
             let w = plural(unreadable, "listed file", "listed files");
@@ -421,7 +462,11 @@ fn content(raw: &[u8]) -> Option<&[u8]> {
 
 /// The files a checksum list (`f`, read from its start) names, as `verify_lines` reads
 /// its lines: for the progress line's totals, ahead of the verification.
-fn listed_files(f: std::fs::File, algo: Algo) -> impl Iterator<Item = PathBuf> + Send {
+fn listed_files(
+    f: std::fs::File,
+    algo: Algo,
+    base64: bool,
+) -> impl Iterator<Item = PathBuf> + Send {
     let mut r = io::BufReader::with_capacity(64 * 1024, f);
     let mut raw = Vec::new();
     std::iter::from_fn(move || loop {
@@ -430,7 +475,7 @@ fn listed_files(f: std::fs::File, algo: Algo) -> impl Iterator<Item = PathBuf> +
             Ok(0) | Err(_) => return None,
             Ok(_) => {}
         }
-        match content(&raw).and_then(|l| split_line(l, algo)) {
+        match content(&raw).and_then(|l| split_line(l, algo, base64)) {
             Some(Parsed { name, .. }) if name != b"-" => {
                 return Some(PathBuf::from(std::ffi::OsString::from_vec(name)));
             }
@@ -458,7 +503,7 @@ fn verify_lines(
         let Some(l) = content(raw) else {
             continue;
         };
-        match split_line(l, o.algo) {
+        match split_line(l, o.algo, o.base64) {
             Some(Parsed { algo, want, name }) if !(is_stdin && name == b"-") => {
                 let input = if name == b"-" {
                     Input::Stdin
@@ -472,6 +517,9 @@ fn verify_lines(
             _ => {
                 if o.algo == Algo::Md5 && multipart_etag_line(l) {
                     t.etag_shaped += 1;
+                }
+                if !o.base64 && o.algo != Algo::Etag && base64_sum_line(l) {
+                    t.base64_shaped += 1;
                 }
                 let warning = o.warn.then(|| {
                     let mut m = ctx.q(shown);

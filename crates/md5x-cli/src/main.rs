@@ -11,6 +11,7 @@
 
 mod algo;
 mod args;
+mod base64;
 mod check;
 mod engine;
 mod progress;
@@ -203,6 +204,7 @@ struct Settings {
     etag: bool,
     part_size: Option<u64>,
     threshold: Option<u64>,
+    base64: bool,
     /// The first of --part-size and --threshold given, for the error without --etag.
     etag_opt: Option<&'static str>,
 }
@@ -302,6 +304,9 @@ md5x extensions:
   -a, --algorithm=NAME  md5 (default), md5-p4, md5-p8 or md5-p16 (any case):
                           MD5-P(K), K interleaved MD5 chains hashed again;
                           not an MD5 of the file (tag MD5-P4, MD5-P8, ...)
+      --base64          write sums in base64, not hex (24 characters, as
+                          HTTP's Content-MD5 and cksum --base64 give them);
+                          with -c, read sums in either form
       --etag            print the S3 ETag of each file: its MD5 below the
                           multipart threshold, else hex-N for N parts
       --part-size=SIZE  ETag part size (default 8MiB, as the AWS CLI)
@@ -381,6 +386,7 @@ fn run(closed: [bool; 3]) -> ! {
         etag: false,
         part_size: None,
         threshold: None,
+        base64: false,
         etag_opt: None,
     };
     let mut operands: Vec<OsString> = Vec::new();
@@ -451,6 +457,7 @@ fn run(closed: [bool; 3]) -> ! {
                 }
             }
             Opt::Etag => s.etag = true,
+            Opt::Base64 => s.base64 = true,
             Opt::PartSize | Opt::Threshold => {
                 let v = val.unwrap_or_default();
                 let (what, name) = if opt == Opt::PartSize {
@@ -521,6 +528,9 @@ fn run(closed: [bool; 3]) -> ! {
                 "the {name} option is meaningful only with --etag or when verifying checksums"
             ));
         }
+    }
+    if s.etag && s.base64 {
+        bad("the --etag and --base64 options are mutually exclusive (an S3 ETag is hex)");
     }
     if s.etag {
         s.algo = Algo::Etag;
@@ -640,6 +650,7 @@ fn s_check(s: &Settings) -> check::Opts {
         algo: s.algo,
         part_size: s.part_size,
         threshold: s.threshold,
+        base64: s.base64,
     }
 }
 
@@ -735,6 +746,14 @@ fn hash_mode(
     let binary = s.binary == 1;
     let tag = s.tag;
     let tag_name = s.algo.tag().as_bytes();
+    let in_base64 = s.base64;
+    let push_sum = |line: &mut Vec<u8>, d: &engine::Sum| {
+        if in_base64 {
+            line.extend_from_slice(&base64::encode(&d.digest));
+        } else {
+            d.push_hex(line);
+        }
+    };
     let mut ok = true;
     let cfg = ctx.cfg.clone();
     let mut line = Vec::with_capacity(256);
@@ -763,9 +782,9 @@ fn hash_mode(
                             line.extend_from_slice(b" (");
                             push_name(&mut line, &name, esc);
                             line.extend_from_slice(b") = ");
-                            d.push_hex(&mut line);
+                            push_sum(&mut line, &d);
                         } else {
-                            d.push_hex(&mut line);
+                            push_sum(&mut line, &d);
                             line.push(b' ');
                             line.push(if binary { b'*' } else { b' ' });
                             push_name(&mut line, &name, esc);

@@ -1,5 +1,6 @@
 //! md5x's other sums through the binary: `-a md5-p4|md5-p8|md5-p16` (MD5-P(K)) and
-//! `--etag` (the S3 multipart ETag), in hash mode and check mode.
+//! `--etag` (the S3 multipart ETag), in hash mode and check mode; and `--base64`, sums
+//! written in base64.
 //!
 //! Results are checked against the test vectors of docs/modes.md (message bytes
 //! `byte[i] = (i * 31) mod 251`) and, when python3 is there, against hashlib running
@@ -663,6 +664,145 @@ fn etag_lines_checked_without_etag_get_a_note() {
         "small: OK\nbig: OK (part size 5 MiB)\nbig: OK (part size 5 MiB)\n"
     );
     assert_eq!((o.stderr.as_str(), o.code), ("", Some(0)));
+}
+
+/// Base64 text to bytes, for the checks below: a bit accumulator over RFC 4648's
+/// alphabet (another route than the command's, which decodes four characters at a
+/// time). Padding ends the text.
+fn unbase64(s: &str) -> Vec<u8> {
+    const A: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let (mut acc, mut bits, mut out) = (0u32, 0, Vec::new());
+    for c in s.chars().take_while(|&c| c != '=') {
+        acc = (acc << 6) | A.find(c).unwrap_or_else(|| panic!("{c:?} in {s:?}")) as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+#[test]
+fn base64_sums_match_the_hex_ones_and_check() {
+    let tmp = TempDir::new("base64");
+    let dir = tmp.path();
+    let names: [&[u8]; 4] = [b"empty", b"plain", b"new\nline", b"back\\slash"];
+    for (i, n) in names.iter().enumerate() {
+        fs::write(dir.join(OsStr::from_bytes(n)), pattern(i * 1000)).unwrap();
+    }
+    let names: Vec<&OsStr> = names.iter().map(|n| OsStr::from_bytes(n)).collect();
+    // Every form: each base64 line is its hex line with the sum written in base64.
+    for (form, algo) in [
+        (&[][..], "md5"),
+        (&["--tag"][..], "md5"),
+        (&["-z"][..], "md5"),
+        (&["--tag"][..], "md5-p8"),
+    ] {
+        let args = |b64: bool| {
+            let mut a: Vec<&OsStr> = vec!["-a".as_ref(), algo.as_ref()];
+            a.extend(form.iter().map(OsStr::new));
+            if b64 {
+                a.push("--base64".as_ref());
+            }
+            a.extend(&names);
+            a
+        };
+        let hex = md5x(dir, &args(false), b"");
+        let b64 = md5x(dir, &args(true), b"");
+        assert_eq!((hex.code, b64.code), (Some(0), Some(0)), "{}", b64.stderr);
+        let sep = if form == ["-z"] { b'\0' } else { b'\n' };
+        let split = |o: &Out| -> Vec<String> {
+            o.stdout
+                .split(|&c| c == sep)
+                .filter(|l| !l.is_empty())
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect()
+        };
+        let (hex_lines, b64_lines) = (split(&hex), split(&b64));
+        assert_eq!(hex_lines.len(), names.len());
+        assert_eq!(b64_lines.len(), names.len());
+        for (h, b) in hex_lines.iter().zip(&b64_lines) {
+            // The sum is the first or the last word; the rest of the line is the same.
+            let (hs, bs, hrest, brest) = if form == ["--tag"] {
+                let (hr, hs) = h.rsplit_once(' ').unwrap();
+                let (br, bs) = b.rsplit_once(' ').unwrap();
+                (hs, bs, hr, br)
+            } else {
+                let at = usize::from(h.starts_with('\\'));
+                let (hs, hr) = h[at..].split_once(' ').unwrap();
+                let (bs, br) = b[at..].split_once(' ').unwrap();
+                (hs, bs, hr, br)
+            };
+            assert_eq!((hrest, bs.len()), (brest, 24), "{h} / {b}");
+            assert_eq!(unbase64(bs), hex_bytes(hs), "{h} / {b}");
+        }
+    }
+
+    // Check mode: -c --base64 reads base64 and hex lines; -c alone, like md5sum, calls
+    // base64 lines improperly formatted, and says how many hold base64 sums.
+    let b64 = md5x(dir, &[&["--base64"][..], &["plain", "empty"]].concat(), b"").out();
+    let hex = md5x(dir, &["plain"], b"").out();
+    fs::write(dir.join("sums"), format!("{b64}{hex}")).unwrap();
+    let o = md5x(dir, &["-c", "--base64", "sums"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str(), o.code),
+        ("plain: OK\nempty: OK\nplain: OK\n", "", Some(0))
+    );
+    let o = md5x(dir, &["-c", "sums"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.code, o.stderr.as_str()),
+        (
+            "plain: OK\n",
+            Some(0),
+            "md5x: WARNING: 2 lines are improperly formatted\n\
+             md5x: sums: 2 improperly formatted lines hold base64 sums: check them with --base64\n"
+        )
+    );
+    fs::write(dir.join("one"), &b64[..b64.find('\n').unwrap() + 1]).unwrap();
+    let o = md5x(dir, &["-c", "one"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.code, o.stderr.as_str()),
+        (
+            "",
+            Some(1),
+            "md5x: one: no properly formatted checksum lines found\n\
+             md5x: one: 1 improperly formatted line holds a base64 sum: check it with --base64\n"
+        )
+    );
+    // A changed file fails; a sum spelled as the command never writes it (the last
+    // character's spare bits set, so it decodes to the same bytes) is misformatted.
+    fs::write(dir.join("plain"), b"changed").unwrap();
+    let o = md5x(dir, &["-c", "--base64", "one"], b"");
+    assert_eq!((o.out().as_str(), o.code), ("plain: FAILED\n", Some(1)));
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut odd = b64.clone().into_bytes();
+    let last = A.iter().position(|&c| c == odd[21]).unwrap();
+    assert_eq!((last & 15, &odd[22..24]), (0, &b"=="[..]), "{b64}");
+    odd[21] = A[last | 1];
+    fs::write(dir.join("odd"), &odd).unwrap();
+    let o = md5x(dir, &["-c", "--base64", "-w", "odd"], b"");
+    assert!(
+        o.stderr
+            .starts_with("md5x: odd: 1: improperly formatted MD5 checksum line\n"),
+        "{}",
+        o.stderr
+    );
+    // ETags are hex: the two options do not go together.
+    for args in [
+        &["--etag", "--base64", "plain"][..],
+        &["-c", "--etag", "--base64", "sums"],
+    ] {
+        let o = md5x(dir, args, b"");
+        assert_eq!(o.code, Some(1));
+        assert!(
+            o.stderr.starts_with(
+                "md5x: the --etag and --base64 options are mutually exclusive (an S3 ETag is hex)\n"
+            ),
+            "{}",
+            o.stderr
+        );
+    }
 }
 
 fn hex_bytes(h: &str) -> Vec<u8> {
