@@ -1,6 +1,7 @@
 //! `md5x`: a byte-exact drop-in for GNU `md5sum` (coreutils 9.x) that hashes many files
-//! at once, plus `-j`, `-r`, a progress bar, `--backend` and `--speed`, and two other
-//! sums over standard MD5: MD5-P(K) (`-a md5-p8`) and the S3 multipart ETag (`--etag`).
+//! at once, plus `-j`, `-r`, a progress bar, `--backend`, `--speed`, sums in base64
+//! (`--base64`), and two other sums over standard MD5: MD5-P(K) (`-a md5-p8`) and the
+//! S3 multipart ETag (`--etag`).
 //!
 //! The binary has its own C `main` (`#![no_main]`): Rust's start-up code would reopen
 //! closed standard descriptors on /dev/null and ignore SIGPIPE before md5x could see
