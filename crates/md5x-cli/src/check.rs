@@ -388,29 +388,26 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     } = t;
     // (After md5sum's own words on the misformatted lines.)
     let shape_notes = |ctx: &mut Ctx| {
-        if base64_shaped != 0 && !o.status {
-            let (lines, them) = match base64_shaped {
-                1 => ("line holds a base64 sum", "it"),
-                _ => ("lines hold base64 sums", "them"),
-            };
-            ctx.error_at(
-                shown,
-                &format!(
-                    "{base64_shaped} improperly formatted {lines}: check {them} with --base64"
-                ),
-            );
-        }
-        if etag_shaped != 0 && !o.status {
-            let (lines, them) = match etag_shaped {
-                1 => ("line holds an S3 multipart ETag", "it"),
-                _ => ("lines hold S3 multipart ETags", "them"),
-            };
-            ctx.error_at(
-                shown,
-                &format!(
-                    "{etag_shaped} improperly formatted {lines} (hex-N): check {them} with --etag"
-                ),
-            );
+        let notes = [
+            (base64_shaped, "a base64 sum", "base64 sums", "--base64"),
+            (
+                etag_shaped,
+                "an S3 multipart ETag (hex-N)",
+                "S3 multipart ETags (hex-N)",
+                "--etag",
+            ),
+        ];
+        for (n, one, many, option) in notes {
+            if n != 0 && !o.status {
+                let (lines, them) = match n {
+                    1 => (format!("line holds {one}"), "it"),
+                    _ => (format!("lines hold {many}"), "them"),
+                };
+                ctx.error_at(
+                    shown,
+                    &format!("{n} improperly formatted {lines}: check {them} with {option}"),
+                );
+            }
         }
     };
     if !properly {
