@@ -105,28 +105,35 @@ fn parse_sum(algo: Algo, d: &[u8], base64: bool) -> Option<ETag> {
     }
 }
 
+/// The line `l` (newline and CR removed) without the blanks and the escape's `\` that
+/// `split_line` reads before a sum, and its first word: the sum of an untagged line,
+/// when a name follows it.
+fn sum_word(l: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let s = &l[l.iter().position(|&c| !white(c)).unwrap_or(l.len())..];
+    let s = s.strip_prefix(b"\\").unwrap_or(s);
+    let first = s
+        .iter()
+        .position(|&c| white(c))
+        .filter(|&end| end + 1 < s.len())
+        .map(|end| &s[..end]);
+    (s, first)
+}
+
 /// Whether the line `l` (newline and CR removed) is an untagged line whose sum is an
 /// S3 multipart ETag (`hex-N`, as `md5x --etag` writes it) followed by a name.
 fn multipart_etag_line(l: &[u8]) -> bool {
-    // (Blanks and an escape's `\` before the sum, as `split_line` reads them.)
-    let s = &l[l.iter().position(|&c| !white(c)).unwrap_or(l.len())..];
-    let s = s.strip_prefix(b"\\").unwrap_or(s);
-    let Some(end) = s.iter().position(|&c| white(c)) else {
-        return false;
-    };
-    end + 1 < s.len()
-        && parse_sum(Algo::Etag, &s[..end], false).is_some_and(|e| e.parts().is_some())
+    sum_word(l)
+        .1
+        .is_some_and(|d| parse_sum(Algo::Etag, d, false).is_some_and(|e| e.parts().is_some()))
 }
 
 /// Whether the line `l` (newline and CR removed), improperly formatted without
 /// `--base64`, holds a base64 sum: untagged and followed by a name, or at the end of a
 /// tagged line.
 fn base64_sum_line(l: &[u8]) -> bool {
-    let s = &l[l.iter().position(|&c| !white(c)).unwrap_or(l.len())..];
-    let s = s.strip_prefix(b"\\").unwrap_or(s);
-    let first = s.split(|&c| white(c)).next().unwrap_or_default();
+    let (s, first) = sum_word(l);
     let last = s.rsplit(|&c| white(c)).next().unwrap_or_default();
-    let untagged = first.len() + 1 < s.len() && crate::base64::decode(first).is_some();
+    let untagged = first.is_some_and(|d| crate::base64::decode(d).is_some());
     let tagged =
         TAGS.iter().any(|(t, _)| s.starts_with(t)) && crate::base64::decode(last).is_some();
     untagged || tagged
