@@ -79,16 +79,9 @@ fn md5_par_against_python_reference() {
          \x20   d=bytes((i*31+7)%251 for i in range(n))\n\
          \x20   print(' '.join(par(d,k) for k in (4,8,16)))\n"
     );
-    let out = std::process::Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .expect("python3 is the reference for this test");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let Some(text) = common::python3("md5_par_against_python_reference", &script) else {
+        return;
+    };
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), lens.len());
     common::for_each_backend(|b| {
@@ -483,6 +476,7 @@ fn a_progress_error_stops_the_reads() {
     } else {
         eprintln!("a_progress_error_stops_the_reads: no /dev/zero here; only regular files ran");
     }
+    drop(file); // Windows removes no open file
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -515,6 +509,8 @@ fn etag_files_matches_one_by_one_every_backend() {
         std::fs::write(&path, &data[i..i + len as usize]).unwrap();
         files.push(std::fs::File::open(&path).unwrap());
     }
+    // A directory opens as a file on Unix; Windows refuses the open itself.
+    #[cfg(unix)]
     files.push(std::fs::File::open(&dir).unwrap());
     let refs: Vec<&std::fs::File> = files.iter().collect();
     for threshold in [p, 0, 4097, u64::MAX] {
@@ -538,7 +534,9 @@ fn etag_files_matches_one_by_one_every_backend() {
                     .unwrap_or_else(|e| panic!("{b}: file {i}: {e}"));
                 assert_eq!(*tag, want, "{b}: threshold {threshold}, len {len}");
             }
-            assert!(got[lens.len()].is_err(), "{b}: a directory gave an ETag");
+            if cfg!(unix) {
+                assert!(got[lens.len()].is_err(), "{b}: a directory gave an ETag");
+            }
         });
     }
     for bad in md5x::chains::etag_files(&refs, 1 << 20, p) {
@@ -547,6 +545,7 @@ fn etag_files_matches_one_by_one_every_backend() {
         assert!(err.to_string().contains("outside S3's limits"), "{err}");
     }
     assert!(md5x::chains::etag_files(&[], p, p).is_empty());
+    drop(files); // Windows removes no open file
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -111,3 +111,29 @@ impl std::io::Read for Choppy<'_> {
         Ok(n)
     }
 }
+
+/// What `python3 -c script` writes on standard output: Python's hashlib is the second,
+/// unrelated reference of some tests. Python must be there (a failed start fails the
+/// test), except where `MD5X_TEST_NO_PYTHON=1` says there is none to start (the
+/// Windows build under Wine, whose processes cannot start Linux programs): then `None`,
+/// after a NOT RUN line naming `test`.
+pub fn python3(test: &str, script: &str) -> Option<String> {
+    if std::env::var_os("MD5X_TEST_NO_PYTHON").is_some_and(|v| v == "1") {
+        // Past the harness's capture, as `backends` reports.
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOT RUN: {test} (MD5X_TEST_NO_PYTHON=1: no Python reference here)"
+        );
+        return None;
+    }
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .output()
+        .unwrap_or_else(|e| panic!("{test}: python3 is its reference and did not start: {e}"));
+    assert!(
+        out.status.success(),
+        "{test}: python3 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).expect("python3 wrote UTF-8"))
+}
