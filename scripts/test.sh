@@ -82,6 +82,28 @@ else
     echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
 
+# Other systems. Windows: the library's tests, built with MinGW and run under Wine
+# (scripts/windows-wine.sh), and the Python module compiled and linted for it; the
+# command is for Unix only (README). macOS: nothing here runs it, so the library, the
+# command and the Python module must compile and pass clippy for both of its CPUs
+# (no test targets: the benchmarks' criterion builds C code that needs Apple's SDK).
+echo "== Windows: the library's tests under Wine (scripts/windows-wine.sh)"
+win=0
+scripts/windows-wine.sh || win=$?
+case $win in
+    0) cargo clippy --target x86_64-pc-windows-gnu -p md5x -p md5x-py --lib -- -D warnings ;;
+    2) echo "== Windows: NOT RUN (Wine, MinGW or the Rust target could not be set up here)" ;;
+    *) exit "$win" ;;
+esac
+if rustup target add x86_64-apple-darwin aarch64-apple-darwin >/dev/null 2>&1; then
+    for t in x86_64-apple-darwin aarch64-apple-darwin; do
+        echo "== macOS ($t): cargo clippy --workspace --lib --bins"
+        cargo clippy --target "$t" --workspace --lib --bins -- -D warnings
+    done
+else
+    echo "== macOS: NOT RUN (rustup could not add the apple-darwin targets here)"
+fi
+
 # AVX-512: where this CPU lacks it, the library's unit tests, scalar_kernels and
 # many_lanes run with MD5X_BACKEND=avx512 on an emulated Skylake-X (Bochs, booting
 # Debian's kernel; about 10 minutes); said plainly when the emulator cannot be set up.

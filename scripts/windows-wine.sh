@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Run the library's tests as a Windows program: built for x86_64-pc-windows-gnu with
+# Debian's MinGW cross compiler and run under Wine, so the code that only Windows
+# compiles (positioned reads with `seek_read`, paths, no `/dev` or `/proc`) runs here.
+#
+# The tests that take Python's hashlib as their reference say NOT RUN (a Windows
+# process under Wine cannot start the Linux python3; MD5X_TEST_NO_PYTHON=1): the md-5
+# crate is the reference of their neighbours. Debian 12's Wine 8 lacks
+# bcryptprimitives.dll, which Rust's std imports: scripts/wine-prng.c stands in for it.
+#
+# Exit status: 0 all passed; 1 a test failed; 2 Wine, MinGW or the Rust target could
+# not be set up here: nothing was run.
+# Environment (optional): WINE_SKIP_APT=1 does not apt-get install wine64 and MinGW;
+# extra arguments go to `cargo test` (e.g. `--test vectors`).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+TARGET=x86_64-pc-windows-gnu
+setup_failed() { echo "windows-wine.sh: $*" >&2; exit 2; }
+
+if [ -z "${WINE_SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends wine64 gcc-mingw-w64-x86-64; } >/dev/null 2>&1 ||
+        setup_failed "apt-get could not install wine64 and gcc-mingw-w64-x86-64"
+fi
+WINE=$(command -v wine64 || true)
+[ -n "$WINE" ] || WINE=/usr/lib/wine/wine64
+[ -x "$WINE" ] || setup_failed "no wine64 here"
+command -v x86_64-w64-mingw32-gcc >/dev/null || setup_failed "no MinGW cross compiler here"
+rustup target add "$TARGET" >/dev/null 2>&1 || setup_failed "rustup could not add $TARGET"
+
+# A Wine prefix of our own under target/, with the stand-in DLL in its system folder.
+export WINEPREFIX="$ROOT/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    "$WINE" wineboot --init >/dev/null 2>&1 || true
+    "${WINE%64}server" -w 2>/dev/null || wineserver -w 2>/dev/null || true
+fi
+sys32="$WINEPREFIX/drive_c/windows/system32"
+[ -d "$sys32" ] || setup_failed "Wine did not make its prefix at $WINEPREFIX"
+x86_64-w64-mingw32-gcc -shared -O2 -o "$sys32/bcryptprimitives.dll" scripts/wine-prng.c \
+    -ladvapi32 || setup_failed "MinGW could not build scripts/wine-prng.c"
+
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
+export MD5X_TEST_NO_PYTHON=1
+cargo test -p md5x --release --target "$TARGET" "$@" || exit 1
