@@ -25,7 +25,7 @@ class md5:
     """A streaming MD5 object, like hashlib.md5's; safe to share between threads."""
 
     def __init__(
-        self, data: Buffer = b"", *, usedforsecurity: bool = True, string: Buffer | None = None
+        self, data: Buffer = b"", *, usedforsecurity: bool = True, string: Buffer = ...
     ) -> None: ...
     @property
     def name(self) -> Literal["md5"]: ...
@@ -43,7 +43,7 @@ def new(
     data: Buffer = b"",
     *,
     usedforsecurity: bool = True,
-    string: Buffer | None = None,
+    string: Buffer = ...,
 ) -> md5:
     """hashlib.new for MD5: name is "md5" in any case; another hash raises ValueError."""
 

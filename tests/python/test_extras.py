@@ -165,6 +165,15 @@ def test_hash_many_bad_arguments():
         md5x.hash_many([b"a", None])
     with pytest.raises(TypeError):
         md5x.hash_many(5)  # not iterable
+    # One buffer, not a list of them: said, not hashed as its items (ints) or as [].
+    for one in [b"", b"abc", bytearray(b"abc"), memoryview(b"abc"), "abc", ""]:
+        with pytest.raises(TypeError, match=r"not a single \w+; pass \[data\]$"):
+            md5x.hash_many(one)
+    # Other iterables of buffers still work.
+    a = array.array("B", range(60))
+    want = [hashlib.md5(a).digest(), hashlib.md5(b"x").digest()]
+    assert md5x.hash_many(iter([a, b"x"])) == want
+    assert md5x.hash_many(x for x in (a, b"x")) == want
 
 
 # ------------------------------------------------------------------------------------

@@ -398,6 +398,35 @@ print(md5x.md5(OneShot()).hexdigest())
     assert oneshot == hashlib.md5(bytes(range(256)) * 1200).hexdigest()
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python code: 3.12+")
+def test_a_bytes_subclass_is_hashed_as_the_buffer_it_exports():
+    # hashlib hashes what a bytes subclass's own __buffer__ returns, not its bytes; a
+    # subclass without one is hashed as its bytes. Small (hashed with the GIL held),
+    # middling and chunked sizes, through every function that takes buffers.
+    for size in [0, 5, 4000, 300_000, 3_000_000]:
+        other = rand_bytes(size)
+
+        class Exporting(bytes):
+            def __buffer__(self, flags):
+                return memoryview(other)
+
+        class Plain(bytes):
+            pass
+
+        mine = b"mine" * (size // 4 + 1)
+        x, plain = Exporting(mine), Plain(mine)
+        want = hashlib.md5(x).digest()
+        assert want == ref(other) and hashlib.md5(plain).digest() == ref(mine)
+        assert md5x.md5(x).digest() == want, size
+        h = md5x.md5(b"")
+        h.update(x)
+        assert h.digest() == want, size
+        assert md5x.md5(plain).digest() == ref(mine), size
+        assert md5x.hash_many([x, plain, x]) == [want, ref(mine), want], size
+        assert md5x.md5_par(x, 4) == md5x.md5_par(other, 4), size
+        assert md5x.md5_par(plain, 8) == md5x.md5_par(mine, 8), size
+
+
 # ------------------------------------------------------------------------------------
 # file_digest
 

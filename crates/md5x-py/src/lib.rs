@@ -120,7 +120,7 @@ enum Data<'py> {
 
 fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     let py = obj.py();
-    if let Ok(b) = obj.cast::<PyBytes>() {
+    if let Some(b) = plain_bytes(obj) {
         let n = b.as_bytes().len();
         return Ok(Data::Bytes(b.clone(), 0..n));
     }
@@ -186,12 +186,20 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
 /// buffer (requesting it, checking its format, releasing it) cost more than the
 /// hashing. A `bytearray` is copied out, as every mutable buffer is.
 fn small_input<'a>(obj: &'a Bound<'_, PyAny>) -> Option<Cow<'a, [u8]>> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
+    if let Some(b) = plain_bytes(obj) {
         let s = b.as_bytes();
         return (s.len() <= GIL_FREE_MIN).then_some(Cow::Borrowed(s));
     }
     let b = obj.cast_exact::<PyByteArray>().ok()?;
     (b.len() <= GIL_FREE_MIN).then(|| Cow::Owned(b.to_vec()))
+}
+
+/// `obj` as `bytes` whose buffer is its own bytes: `bytes` itself, or a subclass that
+/// does not export another buffer through Python code (`__buffer__`, 3.12+), as
+/// hashlib would hash what that method returns.
+fn plain_bytes<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyBytes>> {
+    let b = obj.cast::<PyBytes>().ok()?;
+    (obj.is_exact_instance_of::<PyBytes>() || !python_exporter(obj)).then_some(b)
 }
 
 /// Whether `obj`'s type exports its buffer through Python code (a `__buffer__` method,
@@ -649,6 +657,18 @@ fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
 #[pyfunction]
 #[pyo3(signature = (buffers, /))]
 fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    // One buffer where a list of them is asked for would be taken as its items, ints
+    // (`hash_many(b"")` would be `[]`): said at once instead.
+    if buffers.is_instance_of::<PyBytes>()
+        || buffers.is_instance_of::<PyByteArray>()
+        || buffers.is_instance_of::<PyMemoryView>()
+        || buffers.is_instance_of::<PyString>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "buffers must be an iterable of buffers, not a single {}; pass [data]",
+            buffers.get_type().name()?
+        )));
+    }
     let out =
         if buffers.is_exact_instance_of::<PyList>() || buffers.is_exact_instance_of::<PyTuple>() {
             let data = buffers
