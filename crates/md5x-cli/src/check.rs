@@ -309,6 +309,15 @@ struct Tally {
     matched: bool,
 }
 
+/// A list that cannot be read at all: every read fails with the error it was had by.
+struct Unreadable(io::ErrorKind);
+
+impl Read for Unreadable {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        Err(self.0.into())
+    }
+}
+
 /// Read `file`'s checksum lines (`-` is standard input) and verify them, a chunk at a
 /// time: whatever one read returns, cut after its last complete line, is verified
 /// (side by side on the worker threads) and reported before the next read, as md5sum
@@ -324,7 +333,11 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let mut count_chunks = progress.is_some();
     let mut src: Box<dyn Read> = if is_stdin {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
-        Box::new(io::stdin().lock())
+        match engine::stdin_file() {
+            Ok(f) => Box::new(f),
+            // Reported below as a read error, as md5sum reports a list it cannot read.
+            Err(e) => Box::new(Unreadable(e.kind())),
+        }
     } else {
         match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
             Ok(f) => {

@@ -164,12 +164,20 @@ fn ebadf() -> io::Error {
 /// Hash standard input (in the calling thread: it must be read in order).
 pub fn hash_stdin(cfg: &Config, mode: Mode) -> Hashed {
     READ_STDIN.store(true, Ordering::Relaxed);
+    let mut stdin = stdin_file()?;
+    hash_stream(&mut stdin, mode, cfg)
+}
+
+/// Standard input as a `File` of its own (a duplicate of descriptor 0: the same open
+/// file and position). Rust's `io::stdin` takes EBADF, a descriptor open only for
+/// writing, for the end of the input, which would hash as empty; md5sum reports it,
+/// and so does md5x. A stdin closed at start-up is EBADF too.
+pub fn stdin_file() -> io::Result<File> {
+    use std::os::fd::AsFd;
     if STDIN_CLOSED.load(Ordering::Relaxed) {
         return Err(ebadf());
     }
-    let stdin = io::stdin();
-    let mut lock = stdin.lock();
-    hash_stream(&mut lock, mode, cfg)
+    Ok(io::stdin().as_fd().try_clone_to_owned()?.into())
 }
 
 /// A hasher that takes the input in order.

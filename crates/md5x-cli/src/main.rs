@@ -39,7 +39,7 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// reported as `write error` at exit, and the run goes on (a broken pipe ends it by
 /// SIGPIPE, unless that signal was ignored at start-up).
 pub struct Out {
-    w: io::BufWriter<io::Stdout>,
+    w: io::BufWriter<std::fs::File>,
     /// stdout was closed at start-up (the runtime put /dev/null there).
     closed: bool,
     err: Option<io::Error>,
@@ -236,32 +236,44 @@ fn fatal(prog: &[u8], msg: &[u8]) -> ! {
 
 /// `--help` and `--version`: print `text`, and exit 0 (see [`write_and_exit`]).
 fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
-    write_and_exit(prog, stdout_closed, || {
-        let mut o = io::stdout().lock();
+    write_and_exit(prog, stdout_closed, |o| {
         o.write_all(text.as_bytes()).and_then(|_| o.flush())
     })
 }
 
-/// Run `write` (all of the output of `--help`, `--version` or `--speed`), and exit 0;
-/// a failed write is reported as md5sum reports it (`write error`, exit 1), also when
-/// stdout was closed at start-up (Rust's stdout would take it for a sink).
-fn write_and_exit(prog: &[u8], stdout_closed: bool, write: impl FnOnce() -> io::Result<()>) -> ! {
+/// Standard output as a `File` of its own (a duplicate of descriptor 1). Rust's
+/// `io::stdout` takes EBADF, a descriptor open only for reading, for a sink that
+/// swallows everything; md5sum reports it as a write error, and so does md5x.
+fn stdout_file() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(io::stdout().as_fd().try_clone_to_owned()?.into())
+}
+
+/// Run `write` (all of the output of `--help`, `--version` or `--speed`) on standard
+/// output, and exit 0; a failed write is reported as md5sum reports it (`write error`,
+/// exit 1), also when stdout was closed at start-up.
+fn write_and_exit(
+    prog: &[u8],
+    stdout_closed: bool,
+    write: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+) -> ! {
     let r = match stdout_closed {
         true => Err(io::Error::from_raw_os_error(9)),
-        false => write(),
+        false => stdout_file().and_then(|mut o| write(&mut o)),
     };
     if let Err(e) = r {
-        fatal(prog, &write_error(&e));
+        fatal(prog, &write_error(&e, stdout_closed));
     }
     std::process::exit(0);
 }
 
-/// md5sum's message for a failed write to stdout: the error is named only when it is
-/// EBADF (a closed stdout, which fails again when md5sum closes it); otherwise, a
-/// broken pipe with SIGPIPE ignored included, just "write error".
-fn write_error(e: &io::Error) -> Vec<u8> {
+/// md5sum's message for a failed write to stdout: the error is named only when stdout
+/// was closed at start-up (EBADF, which md5sum meets again when it closes stdout);
+/// otherwise (a full disk, a descriptor open only for reading, a broken pipe with
+/// SIGPIPE ignored) just "write error".
+fn write_error(e: &io::Error, stdout_closed: bool) -> Vec<u8> {
     let mut m = b"write error".to_vec();
-    if e.raw_os_error() == Some(9) {
+    if stdout_closed {
         m.extend_from_slice(b": ");
         m.extend_from_slice(strerror(e).as_bytes());
     }
@@ -575,6 +587,10 @@ fn run(closed: [bool; 3]) -> ! {
     engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
     let stdout_closed = closed[1];
     let stdout_tty = io::stdout().is_terminal();
+    let stdout = match stdout_file() {
+        Ok(f) => f,
+        Err(e) => fatal(&prog, &write_error(&e, stdout_closed)),
+    };
 
     let jobs = match s.jobs {
         Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -588,7 +604,7 @@ fn run(closed: [bool; 3]) -> ! {
         prog: prog.clone(),
         utf8: locale_is_utf8(),
         out: Out {
-            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
+            w: io::BufWriter::with_capacity(64 * 1024, stdout),
             closed: stdout_closed,
             err: None,
             eager: stdout_tty || progress.is_some(),
@@ -623,7 +639,7 @@ fn run(closed: [bool; 3]) -> ! {
     }
     ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
-        let m = write_error(&e);
+        let m = write_error(&e, ctx.out.closed);
         ctx.out.err = Some(e);
         ctx.error(&m);
         std::process::exit(1);

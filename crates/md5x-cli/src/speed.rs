@@ -34,8 +34,7 @@ fn say(out: &mut impl Write, text: &str) -> std::io::Result<()> {
 }
 
 /// Measure and print every row; the first write error ends it.
-pub fn run() -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+pub fn run(out: &mut impl Write) -> std::io::Result<()> {
     let ghz = md5x::clock::ghz();
     let head = format!(
         "md5x --speed: core clock ~{ghz:.2} GHz{}; MB = 10^6 bytes, cycles per byte per core\n\
@@ -51,7 +50,7 @@ pub fn run() -> std::io::Result<()> {
         "MB/s",
         "cyc/B"
     );
-    say(&mut out, &head)?;
+    say(out, &head)?;
     // Distinct bytes for every message of the largest batch measured (three rounds of
     // the widest backend's lanes, 1 MiB each), so no row reads cached copies.
     let most = 3 * Backend::all_supported()
@@ -71,7 +70,7 @@ pub fn run() -> std::io::Result<()> {
                 n,
             );
             let line = row(b, "single-stream", label, &s);
-            say(&mut out, &line)?;
+            say(out, &line)?;
         }
         if b.lanes() == 1 {
             continue;
@@ -87,7 +86,7 @@ pub fn run() -> std::io::Result<()> {
                 n * count,
             );
             let line = row(b, &mode, label, &s);
-            say(&mut out, &line)?;
+            say(out, &line)?;
         }
     }
     let unsupported: Vec<&str> = Backend::ALL
@@ -100,7 +99,7 @@ pub fn run() -> std::io::Result<()> {
             "not run (this CPU or build lacks them): {}\n",
             unsupported.join(", ")
         );
-        say(&mut out, &tail)?;
+        say(out, &tail)?;
     }
     Ok(())
 }

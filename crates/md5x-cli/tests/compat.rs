@@ -964,7 +964,10 @@ fn differs(what: &str, g: &std::process::Output, m: &std::process::Output) -> Op
     })
 }
 
-/// Standard input in its other forms: closed, a directory, a file.
+/// Standard input in its other forms: closed, open only for writing, a directory, a
+/// file; standard output closed, open only for reading, full. (Rust's own stdin and
+/// stdout take EBADF for an empty input and a sink: md5x once hashed a write-only
+/// stdin as empty, verified `-` against that, and lost its output silently.)
 #[test]
 fn stdin_forms_match() {
     let Some(gnu) = md5sum_path() else {
@@ -986,6 +989,14 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" a nope a >&-",
         "exec -a md5sum \"$0\" -c - < a",
         "exec -a md5sum \"$0\" a > /dev/full",
+        "exec -a md5sum \"$0\" 0>wo",
+        "exec -a md5sum \"$0\" a - 0>wo",
+        "exec -a md5sum \"$0\" -c 0>wo",
+        "printf 'd41d8cd98f00b204e9800998ecf8427e  -\\n' > e0; exec -a md5sum \"$0\" -c e0 0>wo",
+        "exec -a md5sum \"$0\" a 1<a",
+        "exec -a md5sum \"$0\" a nope 1<a",
+        "printf 'b1946ac92492d2347c6235b4d2611184  a\\n' > s1; exec -a md5sum \"$0\" -c s1 1<a",
+        "exec -a md5sum \"$0\" --help 1<a",
         // A check stream is verified as it comes: its second line is written only
         // once the FIFO its first line names has been read (md5x once read the whole
         // list first, and hung here).
