@@ -11,11 +11,12 @@
 //! cache is hidden behind hashing. Pipes and devices are streamed too, and so are
 //! large files while [`deferred_cap`] others are held open.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -1020,6 +1021,20 @@ pub fn run<P>(
     let workers = jobs.min(n_files);
     let threads = (jobs / workers).max(1);
     let len = inputs.len();
+    // A file named twice or more (`md5x p f p`) is opened by this thread at each turn,
+    // never by a worker ahead of it: two early opens of one named pipe both take its
+    // first writer, where md5sum opens the second once the first has ended, and so
+    // waits for the next writer. (Two different names for one pipe still can.)
+    let twice = named_twice(&inputs);
+    let for_workers: Vec<Option<Job>>;
+    let worker_inputs = if twice.contains(&true) {
+        for_workers = (inputs.iter().zip(&twice))
+            .map(|(j, &t)| if t { None } else { j.clone() })
+            .collect();
+        &for_workers[..]
+    } else {
+        &inputs[..]
+    };
     let ends = cut_after_stdin(batch_ends(&inputs, workers), &inputs);
     let next = AtomicUsize::new(0);
     let inputs = &inputs;
@@ -1049,7 +1064,7 @@ pub fn run<P>(
             } else {
                 gate.streams()
             };
-            let res = hash_range(inputs, a..b, cfg, false, threads, &mut arena, true);
+            let res = hash_range(worker_inputs, a..b, cfg, false, threads, &mut arena, true);
             if tx.send((epoch, res)).is_err() {
                 break;
             }
@@ -1094,6 +1109,16 @@ pub fn run<P>(
                     mode,
                 }) => loop {
                     let got = match slots[i].take() {
+                        // Named twice: opened now, at its turn (see `twice` above).
+                        _ if twice[i] => {
+                            let arena = arena.get_or_insert_with(Arena::default);
+                            let now =
+                                hash_range(inputs, i..i + 1, cfg, false, threads, arena, true);
+                            Some(now.into_iter().next().map_or_else(
+                                || Got::Done(Err(io::Error::other("internal error"))),
+                                |(_, got)| got,
+                            ))
+                        }
                         Some((epoch, got)) if epoch == gate.streams() => Some(got),
                         Some((_, Got::Stream(f))) => Some(Got::Stream(f)),
                         // Read before a stream ahead of it had ended: md5sum reads
@@ -1151,6 +1176,28 @@ pub fn run<P>(
         gate.open();
         drop(rx);
     })
+}
+
+/// For each input, whether it names a file that another input names too (by the same
+/// path, as given).
+fn named_twice(inputs: &[Option<Job>]) -> Vec<bool> {
+    fn path(j: &Option<Job>) -> Option<&Path> {
+        match j {
+            Some(Job {
+                input: Input::File(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+    let mut count: HashMap<&Path, usize> = HashMap::new();
+    for p in inputs.iter().filter_map(path) {
+        *count.entry(p).or_default() += 1;
+    }
+    inputs
+        .iter()
+        .map(|j| path(j).is_some_and(|p| count[p] > 1))
+        .collect()
 }
 
 /// How far the printing thread has read the streams among the operands, for the

@@ -1071,6 +1071,45 @@ fn one_pipe_named_twice_is_read_in_turn() {
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
+/// A named pipe (FIFO) named twice takes a writer each time, as md5sum opens it only
+/// once the earlier operand has ended: md5x's workers once opened it twice at once,
+/// both opens took the first writer, and the second operand hashed as empty while the
+/// next writer waited for a reader forever. (The writer's pause lets each reader close
+/// before it opens again; without it md5sum's result would depend on timing too.)
+#[test]
+fn one_fifo_named_twice_takes_its_next_writer() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("fifo-twice");
+    let dir = &tmp.0;
+    fs::write(dir.join("small"), b"hello\n").unwrap();
+    fs::write(
+        dir.join("sums"),
+        "5d41402abc4b2a76b9719d911017c592  p\n7d793037a0760186574b0282f2f435e7  p\n",
+    )
+    .unwrap();
+    let writer =
+        "rm -f p; mkfifo p; timeout 20 sh -c 'printf hello > p; sleep 1; printf world > p' \
+                  >/dev/null 2>&1 &";
+    let scripts = [
+        format!("{writer} exec -a md5sum \"$0\" $1 p small p"),
+        format!("{writer} exec -a md5sum \"$0\" $1 p p small"),
+        format!("{writer} exec -a md5sum \"$0\" $1 -c sums"),
+    ];
+    let mut fails = Vec::new();
+    for s in &scripts {
+        let g = bash(dir, &gnu, s, &[""]);
+        assert_eq!(g.status.code(), Some(0), "md5sum: {s}");
+        for jobs in ["-j1", "-j2", "-j4"] {
+            let m = bash(dir, Path::new(MD5X), s, &[jobs]);
+            fails.extend(differs(&format!("{s} ({jobs})"), &g, &m));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// An operand after a stream (`-`, a named pipe) is read once that stream has ended, as
 /// md5sum reads it: in a pipeline like `tee f | md5sum - f`, what writes the stream
 /// writes the file too. Worker threads read files ahead of the printing thread; md5x
