@@ -309,15 +309,6 @@ struct Tally {
     matched: bool,
 }
 
-/// A list that cannot be read at all: every read fails with the error it was had by.
-struct Unreadable(io::ErrorKind);
-
-impl Read for Unreadable {
-    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-        Err(self.0.into())
-    }
-}
-
 /// Read `file`'s checksum lines (`-` is standard input) and verify them, a chunk at a
 /// time: whatever one read returns, cut after its last complete line, is verified
 /// (side by side on the worker threads) and reported before the next read, as md5sum
@@ -333,11 +324,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let mut count_chunks = progress.is_some();
     let mut src: Box<dyn Read> = if is_stdin {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
-        match engine::stdin_file() {
-            Ok(f) => Box::new(f),
-            // Reported below as a read error, as md5sum reports a list it cannot read.
-            Err(e) => Box::new(Unreadable(e.kind())),
-        }
+        Box::new(io::stdin().lock())
     } else {
         match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
             Ok(f) => {
@@ -362,8 +349,8 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let mut t = Tally::default();
     let mut pending: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    let stdin_closed = is_stdin && engine::STDIN_CLOSED.load(Ordering::Relaxed);
-    let read_failed = stdin_closed
+    let unreadable = is_stdin && !engine::stdin_readable();
+    let read_failed = unreadable
         || loop {
             let n = match src.read(&mut buf) {
                 Ok(n) => n,

@@ -39,6 +39,8 @@ const PIPELINE_MIN: u64 = 16 << 20;
 /// Whether standard input was closed when the program started (the Rust runtime then
 /// puts /dev/null there; md5sum would see EBADF).
 pub static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Whether standard input was open only for writing when the program started.
+pub static STDIN_WRITE_ONLY: AtomicBool = AtomicBool::new(false);
 /// Whether standard input has been read.
 pub static READ_STDIN: AtomicBool = AtomicBool::new(false);
 
@@ -165,20 +167,19 @@ fn ebadf() -> io::Error {
 /// Hash standard input (in the calling thread: it must be read in order).
 pub fn hash_stdin(cfg: &Config, mode: Mode) -> Hashed {
     READ_STDIN.store(true, Ordering::Relaxed);
-    let mut stdin = stdin_file()?;
-    hash_stream(&mut stdin, mode, cfg)
-}
-
-/// Standard input as a `File` of its own (a duplicate of descriptor 0: the same open
-/// file and position). Rust's `io::stdin` takes EBADF, a descriptor open only for
-/// writing, for the end of the input, which would hash as empty; md5sum reports it,
-/// and so does md5x. A stdin closed at start-up is EBADF too.
-pub fn stdin_file() -> io::Result<File> {
-    use std::os::fd::AsFd;
-    if STDIN_CLOSED.load(Ordering::Relaxed) {
+    if !stdin_readable() {
         return Err(ebadf());
     }
-    Ok(io::stdin().as_fd().try_clone_to_owned()?.into())
+    let stdin = io::stdin();
+    let mut lock = stdin.lock();
+    hash_stream(&mut lock, mode, cfg)
+}
+
+/// Whether standard input can be read: not closed at start-up, nor open only for
+/// writing (Rust's stdin takes the EBADF of either for the end of the input, which
+/// would hash as empty; md5sum reports it).
+pub fn stdin_readable() -> bool {
+    !STDIN_CLOSED.load(Ordering::Relaxed) && !STDIN_WRITE_ONLY.load(Ordering::Relaxed)
 }
 
 /// A hasher that takes the input in order.

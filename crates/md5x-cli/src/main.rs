@@ -39,9 +39,11 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// reported as `write error` at exit, and the run goes on (a broken pipe ends it by
 /// SIGPIPE, unless that signal was ignored at start-up).
 pub struct Out {
-    w: io::BufWriter<std::fs::File>,
+    w: io::BufWriter<io::Stdout>,
     /// stdout was closed at start-up (the runtime put /dev/null there).
     closed: bool,
+    /// stdout is open only for reading (Rust's stdout would take it for a sink).
+    read_only: bool,
     err: Option<io::Error>,
     /// Flush after every write (a terminal, or a progress bar to keep clear of).
     eager: bool,
@@ -53,7 +55,7 @@ impl Out {
         if self.err.is_some() {
             return;
         }
-        if self.closed {
+        if self.closed || self.read_only {
             self.err = Some(io::Error::from_raw_os_error(9));
             return;
         }
@@ -69,7 +71,7 @@ impl Out {
     }
 
     pub fn flush(&mut self) {
-        if self.err.is_some() || self.closed {
+        if self.err.is_some() || self.closed || self.read_only {
             return;
         }
         let r = self.w.flush();
@@ -235,34 +237,62 @@ fn fatal(prog: &[u8], msg: &[u8]) -> ! {
 }
 
 /// `--help` and `--version`: print `text`, and exit 0 (see [`write_and_exit`]).
-fn print_and_exit(prog: &[u8], text: &str, stdout_closed: bool) -> ! {
-    write_and_exit(prog, stdout_closed, |o| {
+fn print_and_exit(prog: &[u8], text: &str, stdout: Std) -> ! {
+    write_and_exit(prog, stdout, |o| {
         o.write_all(text.as_bytes()).and_then(|_| o.flush())
     })
 }
 
-/// Standard output as a `File` of its own (a duplicate of descriptor 1). Rust's
-/// `io::stdout` takes EBADF, a descriptor open only for reading, for a sink that
-/// swallows everything; md5sum reports it as a write error, and so does md5x.
-fn stdout_file() -> io::Result<std::fs::File> {
-    use std::os::fd::AsFd;
-    Ok(io::stdout().as_fd().try_clone_to_owned()?.into())
+/// How a standard descriptor was left when md5x started. Rust's own stdin and stdout
+/// take EBADF for the end of the input and for a sink that swallows everything, so md5x
+/// looks first: md5sum reports a descriptor that is closed, or open the wrong way, as
+/// a read or write error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Std {
+    Usable,
+    /// Closed (the runtime then puts /dev/null there).
+    Closed,
+    /// Open only for the other direction: writing for stdin, reading for stdout.
+    WrongWay,
+}
+
+/// Descriptor `fd`'s state; `closed` from [`closed_std_fds`]. The access mode comes
+/// from `/proc/self/fdinfo` (taken as usable where that cannot be read), so that no
+/// descriptor is held for it: a duplicate would cost one of the files a low limit on
+/// open files leaves.
+#[cfg_attr(test, allow(dead_code))]
+fn std_state(fd: u32, closed: bool) -> Std {
+    if closed {
+        return Std::Closed;
+    }
+    let mode = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+        .ok()
+        .and_then(|info| {
+            let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?;
+            u32::from_str_radix(flags.trim(), 8).ok()
+        })
+        .map(|f| f & 3);
+    // O_RDONLY is 0, O_WRONLY 1 (O_RDWR 2 suits both).
+    match (fd, mode) {
+        (0, Some(1)) | (1, Some(0)) => Std::WrongWay,
+        _ => Std::Usable,
+    }
 }
 
 /// Run `write` (all of the output of `--help`, `--version` or `--speed`) on standard
 /// output, and exit 0; a failed write is reported as md5sum reports it (`write error`,
-/// exit 1), also when stdout was closed at start-up.
+/// exit 1), also for a stdout that md5x cannot write (see [`Std`]).
 fn write_and_exit(
     prog: &[u8],
-    stdout_closed: bool,
-    write: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+    stdout: Std,
+    write: impl FnOnce(&mut io::StdoutLock<'static>) -> io::Result<()>,
 ) -> ! {
-    let r = match stdout_closed {
-        true => Err(io::Error::from_raw_os_error(9)),
-        false => stdout_file().and_then(|mut o| write(&mut o)),
+    let r = match stdout {
+        Std::Usable => write(&mut io::stdout().lock()),
+        _ => Err(io::Error::from_raw_os_error(9)),
     };
     if let Err(e) = r {
-        fatal(prog, &write_error(&e, stdout_closed));
+        fatal(prog, &write_error(&e, stdout == Std::Closed));
     }
     std::process::exit(0);
 }
@@ -372,6 +402,7 @@ pub extern "C" fn main(
 
 #[cfg_attr(test, allow(dead_code))]
 fn run(closed: [bool; 3]) -> ! {
+    let stdout = std_state(1, closed[1]);
     let mut argv: Vec<OsString> = std::env::args_os().collect();
     let prog = if argv.is_empty() {
         b"md5x".to_vec()
@@ -426,14 +457,14 @@ fn run(closed: [bool; 3]) -> ! {
                 s.binary = 1;
             }
             Opt::Zero => s.zero = true,
-            Opt::Help => print_and_exit(&prog, &help(&prog), closed[1]),
+            Opt::Help => print_and_exit(&prog, &help(&prog), stdout),
             Opt::Version => print_and_exit(
                 &prog,
                 &format!(
                     "md5x {VERSION}\nA GNU md5sum-compatible MD5 tool (md5sum 9.7 behaviour).\n\
                  License: MIT OR Apache-2.0.\n"
                 ),
-                closed[1],
+                stdout,
             ),
             Opt::Jobs => {
                 let v = val.unwrap_or_default();
@@ -581,16 +612,13 @@ fn run(closed: [bool; 3]) -> ! {
     }
 
     if s.speed {
-        write_and_exit(&prog, closed[1], speed::run);
+        write_and_exit(&prog, stdout, speed::run);
     }
 
     engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
+    engine::STDIN_WRITE_ONLY.store(std_state(0, closed[0]) == Std::WrongWay, Ordering::Relaxed);
     let stdout_closed = closed[1];
     let stdout_tty = io::stdout().is_terminal();
-    let stdout = match stdout_file() {
-        Ok(f) => f,
-        Err(e) => fatal(&prog, &write_error(&e, stdout_closed)),
-    };
 
     let jobs = match s.jobs {
         Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -604,8 +632,9 @@ fn run(closed: [bool; 3]) -> ! {
         prog: prog.clone(),
         utf8: locale_is_utf8(),
         out: Out {
-            w: io::BufWriter::with_capacity(64 * 1024, stdout),
+            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
             closed: stdout_closed,
+            read_only: stdout == Std::WrongWay,
             err: None,
             eager: stdout_tty || progress.is_some(),
             progress: progress.clone(),
