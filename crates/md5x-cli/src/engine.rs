@@ -1094,7 +1094,20 @@ pub fn run<P>(
         let mut slots: Vec<Option<(usize, Got)>> = Vec::new();
         slots.resize_with(len, || None);
         let mut arena = None;
+        let quiet = Config {
+            jobs: cfg.jobs,
+            progress: None,
+        };
         for (i, p) in payloads.into_iter().enumerate() {
+            // Input `i` read by this thread, now (a stream comes back open).
+            let now = |cfg: &Config, arena: &mut Option<Arena>| {
+                let arena = arena.get_or_insert_with(Arena::default);
+                let got = hash_range(inputs, i..i + 1, cfg, false, threads, arena, true);
+                got.into_iter().next().map_or_else(
+                    || Got::Done(Err(io::Error::other("internal error"))),
+                    |(_, got)| got,
+                )
+            };
             let r = match &inputs[i] {
                 None => None,
                 Some(Job {
@@ -1111,34 +1124,15 @@ pub fn run<P>(
                 }) => loop {
                     let got = match slots[i].take() {
                         // Named twice: opened now, at its turn (see `twice` above).
-                        _ if twice[i] => {
-                            let arena = arena.get_or_insert_with(Arena::default);
-                            let now =
-                                hash_range(inputs, i..i + 1, cfg, false, threads, arena, true);
-                            Some(now.into_iter().next().map_or_else(
-                                || Got::Done(Err(io::Error::other("internal error"))),
-                                |(_, got)| got,
-                            ))
-                        }
+                        _ if twice[i] => Some(now(cfg, &mut arena)),
                         Some((epoch, got)) if epoch == gate.streams() => Some(got),
                         Some((_, Got::Stream(f))) => Some(Got::Stream(f)),
                         // Read before a stream ahead of it had ended: md5sum reads
                         // that stream to its end first, and what writes the stream
                         // may have written this file too (`tee f | md5sum - f`).
-                        // Read it again, now.
-                        Some(_) => {
-                            let arena = arena.get_or_insert_with(Arena::default);
-                            let quiet = Config {
-                                jobs: cfg.jobs,
-                                progress: None,
-                            };
-                            let again =
-                                hash_range(inputs, i..i + 1, &quiet, false, threads, arena, true);
-                            Some(again.into_iter().next().map_or_else(
-                                || Got::Done(Err(io::Error::other("internal error"))),
-                                |(_, got)| got,
-                            ))
-                        }
+                        // Read it again, now (counted in the progress line when
+                        // first read).
+                        Some(_) => Some(now(&quiet, &mut arena)),
                         None => None,
                     };
                     match got {

@@ -40,10 +40,9 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// SIGPIPE, unless that signal was ignored at start-up).
 pub struct Out {
     w: io::BufWriter<io::Stdout>,
-    /// stdout was closed at start-up (the runtime put /dev/null there).
-    closed: bool,
-    /// stdout is open only for reading (Rust's stdout would take it for a sink).
-    read_only: bool,
+    /// How stdout was left at start-up: closed or open only for reading, every write
+    /// is refused (Rust's stdout would take it for a sink).
+    state: Std,
     err: Option<io::Error>,
     /// Flush after every write (a terminal, or a progress bar to keep clear of).
     eager: bool,
@@ -55,7 +54,7 @@ impl Out {
         if self.err.is_some() {
             return;
         }
-        if self.closed || self.read_only {
+        if self.state != Std::Usable {
             self.err = Some(io::Error::from_raw_os_error(9));
             return;
         }
@@ -71,7 +70,7 @@ impl Out {
     }
 
     pub fn flush(&mut self) {
-        if self.err.is_some() || self.closed || self.read_only {
+        if self.err.is_some() || self.state != Std::Usable {
             return;
         }
         let r = self.w.flush();
@@ -617,7 +616,6 @@ fn run(closed: [bool; 3]) -> ! {
 
     engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
     engine::STDIN_WRITE_ONLY.store(std_state(0, closed[0]) == Std::WrongWay, Ordering::Relaxed);
-    let stdout_closed = closed[1];
     let stdout_tty = io::stdout().is_terminal();
 
     let jobs = match s.jobs {
@@ -633,8 +631,7 @@ fn run(closed: [bool; 3]) -> ! {
         utf8: locale_is_utf8(),
         out: Out {
             w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
-            closed: stdout_closed,
-            read_only: stdout == Std::WrongWay,
+            state: stdout,
             err: None,
             eager: stdout_tty || progress.is_some(),
             progress: progress.clone(),
@@ -668,7 +665,7 @@ fn run(closed: [bool; 3]) -> ! {
     }
     ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
-        let m = write_error(&e, ctx.out.closed);
+        let m = write_error(&e, ctx.out.state == Std::Closed);
         ctx.out.err = Some(e);
         ctx.error(&m);
         std::process::exit(1);
