@@ -5,13 +5,16 @@
  *
  *     gcc -O2 -mavx512f -o /tmp/stream_probe docs/bench/stream_probe.c
  *     taskset -c 1 /tmp/stream_probe 0; taskset -c 1 /tmp/stream_probe 4
+ *     taskset -c 1 /tmp/stream_probe 4 32    # 32 streams: the 2-group kernel's lanes
  *
- * 48 streams of 1 MiB each, laid end to end as hash_many's benchmarks lay messages;
- * one 64-byte line of each stream in turn, as the kernel reads a block of every lane;
- * with the argument N > 0, each line N blocks ahead is prefetched into L1 first, as
- * the kernel does (it uses 4). Two sets of streams (96 MiB in all) alternate between
- * passes, so that every pass reads from memory, not from the 32 MiB L3. Prints the
- * best of 5 passes in GB/s (10^9 bytes a second). x86-64 with AVX512F only.
+ * 48 streams (or the second argument's count) of 1 MiB each, laid end to end as
+ * hash_many's benchmarks lay messages; one 64-byte line of each stream in turn, as the
+ * kernel reads a block of every lane; with the argument N > 0, each line N blocks ahead
+ * is prefetched into L1 first, as the kernel does (it uses 4). Sets of streams (the
+ * third argument, default 2: 96 MiB in all for 48 streams) take turns between passes,
+ * so that every pass reads from memory: give enough sets to pass the L3 (32 MiB on
+ * Zen 5, several hundred on large Xeons). Prints the best of 5 passes in GB/s (10^9
+ * bytes a second). x86-64 with AVX512F only.
  */
 #include <immintrin.h>
 #include <stdio.h>
@@ -28,10 +31,13 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    const int lanes = 48;
     const size_t size = (size_t)1 << 20;
     int ahead = argc > 1 ? atoi(argv[1]) : 4;
-    size_t total = lanes * size * 2;
+    int lanes = argc > 2 ? atoi(argv[2]) : 48;
+    int sets = argc > 3 ? atoi(argv[3]) : 2;
+    if (lanes < 1 || lanes > 1024 || sets < 1 || sets > 64)
+        return 2;
+    size_t total = (size_t)lanes * size * sets;
     char *buf = aligned_alloc(4096, total);
     if (!buf)
         return 1;
@@ -39,11 +45,11 @@ int main(int argc, char **argv)
     double best = 1e9;
     __m512i acc = _mm512_setzero_si512();
     for (int pass = 0; pass < 5; pass++) {
-        char *base = buf + (pass % 2) * lanes * size;
+        char *base = buf + (pass % sets) * (size_t)lanes * size;
         double t = now();
         for (size_t off = 0; off < size; off += 64) {
             for (int l = 0; l < lanes; l++) {
-                char *line = base + l * size + off;
+                char *line = base + (size_t)l * size + off;
                 if (ahead)
                     _mm_prefetch(line + ahead * 64, _MM_HINT_T0);
                 acc = _mm512_add_epi32(acc, _mm512_load_si512(line));
