@@ -332,7 +332,8 @@ The following five options are useful only when verifying checksums:
   -w, --warn            warn about improperly formatted checksum lines
 
 md5x extensions:
-  -j, --jobs=N          hash with N worker threads (default: all cores)
+  -j, --jobs=N          hash with N worker threads (default: all cores;
+                          at most 256, or the core count where more)
   -r, --recursive       hash the files under directory operands (sorted);
                           symbolic links met in the walk are skipped, and
                           FIFOs, sockets and devices (each one said)
@@ -620,7 +621,8 @@ fn run(closed: [bool; 3]) -> ! {
 
     let jobs = match s.jobs {
         Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
+        // (More workers than this only cost: see `max_jobs`.)
+        Some(n) => md5x::tuning::cap_jobs(n),
     };
     let want_progress = s.progress.unwrap_or_else(|| io::stderr().is_terminal());
     let delay = progress_delay(s.progress == Some(true));

@@ -863,7 +863,8 @@ fn etag_of_many_files_on_both_sides_of_the_threshold() {
         names.push(name);
     }
     let opts = ["--etag", "--part-size", "5MiB", "--threshold", "3MiB"];
-    for jobs in ["-j1", "-j2", "-j8"] {
+    // (-j0: all cores; the largest number: capped, with the same results.)
+    for jobs in ["-j1", "-j2", "-j8", "-j0", "-j18446744073709551615"] {
         let mut args: Vec<&str> = vec![jobs];
         args.extend(opts);
         args.extend(names.iter().map(String::as_str));

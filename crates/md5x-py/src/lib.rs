@@ -1316,7 +1316,7 @@ fn file_list<'py>(
     };
     let jobs = match jobs {
         None => cores(),
-        Some(j) if j >= 1 => usize::try_from(j).unwrap_or(usize::MAX),
+        Some(j) if j >= 1 => md5x::tuning::cap_jobs(usize::try_from(j).unwrap_or(usize::MAX)),
         Some(j) => {
             return Err(PyValueError::new_err(format!(
                 "jobs must be at least 1, not {j}"
