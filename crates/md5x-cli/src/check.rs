@@ -100,7 +100,7 @@ fn parse_sum(algo: Algo, d: &[u8], base64: bool) -> Option<ETag> {
     match algo {
         Algo::Etag => std::str::from_utf8(d).ok()?.parse().ok(),
         _ if valid_hex(d) => Digest::from_hex(d).ok().map(ETag::single),
-        _ if base64 => crate::base64::decode(d).map(ETag::single),
+        _ if base64 => Digest::from_base64(d).ok().map(ETag::single),
         _ => None,
     }
 }
@@ -133,9 +133,8 @@ fn multipart_etag_line(l: &[u8]) -> bool {
 fn base64_sum_line(l: &[u8]) -> bool {
     let (s, first) = sum_word(l);
     let last = s.rsplit(|&c| white(c)).next().unwrap_or_default();
-    let untagged = first.is_some_and(|d| crate::base64::decode(d).is_some());
-    let tagged =
-        TAGS.iter().any(|(t, _)| s.starts_with(t)) && crate::base64::decode(last).is_some();
+    let untagged = first.is_some_and(|d| Digest::from_base64(d).is_ok());
+    let tagged = TAGS.iter().any(|(t, _)| s.starts_with(t)) && Digest::from_base64(last).is_ok();
     untagged || tagged
 }
 
@@ -217,11 +216,7 @@ fn split_line(s: &[u8], algo: Algo, base64: bool) -> Option<Parsed> {
     }
     // Long enough for 32 hex digits (24 base64 characters), a blank and a
     // one-character name.
-    let shortest = if base64 && algo != Algo::Etag {
-        crate::base64::LEN
-    } else {
-        32
-    };
+    let shortest = if base64 && algo != Algo::Etag { 24 } else { 32 };
     if len - i < shortest + 2 + usize::from(at(s, i) == b'\\') {
         return None;
     }

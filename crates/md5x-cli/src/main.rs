@@ -12,7 +12,6 @@
 
 mod algo;
 mod args;
-mod base64;
 mod check;
 mod engine;
 mod progress;
@@ -794,7 +793,7 @@ fn hash_mode(
     let in_base64 = s.base64;
     let push_sum = |line: &mut Vec<u8>, d: &engine::Sum| {
         if in_base64 {
-            line.extend_from_slice(&base64::encode(&d.digest));
+            line.extend_from_slice(d.digest.to_base64().as_bytes());
         } else {
             d.push_hex(line);
         }

@@ -1,5 +1,5 @@
-//! [`Digest`]: an MD5 result, 16 bytes, with hex formatting and parsing that never
-//! allocate.
+//! [`Digest`]: an MD5 result, 16 bytes, with hex and base64 formatting and parsing
+//! that never allocate.
 
 use core::fmt;
 use core::str::FromStr;
@@ -7,8 +7,10 @@ use core::str::FromStr;
 /// A 16-byte MD5 digest.
 ///
 /// `Display` and [`Digest::to_hex`] give 32 lowercase hex digits; [`Digest::from_hex`]
-/// (and `FromStr`) accept either case. Comparison with `==` takes the same time whatever
-/// the bytes are.
+/// (and `FromStr`) accept either case. [`Digest::to_base64`] and
+/// [`Digest::from_base64`] give and take the base64 of HTTP's `Content-MD5` header and
+/// of S3's `Content-MD5` checks. Comparison with `==` takes the same time whatever the
+/// bytes are.
 ///
 /// ```
 /// let d = md5x::md5(b"abc");
@@ -64,7 +66,72 @@ impl Digest {
         }
         Ok(Digest(out))
     }
+
+    /// The digest in base64 (RFC 4648, padded): 24 characters ending in `==`, the form
+    /// of HTTP's `Content-MD5` header (RFC 1864), of the `Content-MD5` that S3 checks an
+    /// upload against, and of GNU `cksum -a md5 --base64`. On the stack.
+    ///
+    /// ```
+    /// let d = md5x::md5(b"abc");
+    /// assert_eq!(d.to_base64().as_str(), "kAFQmDzST7DWlj99KOF/cg==");
+    /// ```
+    pub fn to_base64(&self) -> Base64Digest {
+        let mut out = [b'='; 24];
+        // Each 3 bytes make 4 characters of 6 bits: five such groups, then the last
+        // byte alone as 2 characters (its 8 bits and 4 zero bits) and the `==`.
+        let mut groups = self.0.chunks(3);
+        for (chars, group) in out.chunks_mut(4).zip(&mut groups) {
+            let mut bits = [0u8; 3];
+            bits[..group.len()].copy_from_slice(group);
+            let n = u32::from_be_bytes([0, bits[0], bits[1], bits[2]]);
+            for (k, c) in chars.iter_mut().take(group.len() + 1).enumerate() {
+                *c = BASE64[(n >> (18 - 6 * k)) as usize & 63];
+            }
+        }
+        Base64Digest(out)
+    }
+
+    /// Parse a digest in base64 as [`Digest::to_base64`] writes it: 22 characters of
+    /// RFC 4648's alphabet (`A`-`Z`, `a`-`z`, `0`-`9`, `+`, `/`) and `==`. Anything else
+    /// is an error: another length, no padding, base64url's `-` and `_`, whitespace, or a
+    /// last character whose 4 spare bits are not zero (each digest has one spelling).
+    ///
+    /// ```
+    /// use md5x::{Digest, ParseDigestError};
+    /// let d = Digest::from_base64("kAFQmDzST7DWlj99KOF/cg==").unwrap();
+    /// assert_eq!(d, md5x::md5(b"abc"));
+    /// assert_eq!(Digest::from_base64("kAFQmDzST7DWlj99KOF/cg"), Err(ParseDigestError::InvalidBase64(22)));
+    /// ```
+    pub fn from_base64(s: impl AsRef<[u8]>) -> Result<Self, ParseDigestError> {
+        let s = s.as_ref();
+        let bad = ParseDigestError::InvalidBase64;
+        // 22 characters of 6 bits: 132 bits, of which the last 4 carry nothing.
+        let mut n: u128 = 0;
+        for i in 0..22 {
+            let c = *s.get(i).ok_or(bad(i))?;
+            let v = BASE64.iter().position(|&a| a == c).ok_or(bad(i))? as u128;
+            n = if i < 21 {
+                n << 6 | v
+            } else if v & 15 == 0 {
+                n << 2 | v >> 4
+            } else {
+                return Err(bad(i));
+            };
+        }
+        for i in 22..24 {
+            if s.get(i) != Some(&b'=') {
+                return Err(bad(i));
+            }
+        }
+        if s.len() > 24 {
+            return Err(bad(24));
+        }
+        Ok(Digest(n.to_be_bytes()))
+    }
 }
+
+/// RFC 4648's base64 alphabet.
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 fn hex_value(c: u8) -> Option<u8> {
     match c {
@@ -147,52 +214,68 @@ impl FromStr for Digest {
     }
 }
 
-/// 32 lowercase hex digits of a [`Digest`], held inline (no allocation).
-///
-/// Dereferences to `&str`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct HexDigest([u8; 32]);
+/// The string-like impls of an inline digest text ([`HexDigest`], [`Base64Digest`]):
+/// `as_str`, `Deref<Target = str>`, `AsRef<str>`, `Display` (padded as a `str` is) and
+/// `Debug` (quoted).
+macro_rules! inline_text {
+    ($name:ident, $len:literal, $what:literal) => {
+        #[doc = concat!($what, " of a [`Digest`], held inline (no allocation).")]
+        ///
+        /// Dereferences to `&str`.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name([u8; $len]);
 
-impl HexDigest {
-    /// The hex digits as a string slice.
-    pub fn as_str(&self) -> &str {
-        // The bytes are always ASCII hex digits, written by `Digest::to_hex`.
-        core::str::from_utf8(&self.0).unwrap_or_default()
-    }
+        impl $name {
+            /// The characters as a string slice.
+            pub fn as_str(&self) -> &str {
+                // Always ASCII: only `Digest`'s own formatting makes one.
+                core::str::from_utf8(&self.0).unwrap_or_default()
+            }
+        }
+
+        impl core::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(self.as_str(), f)
+            }
+        }
+    };
 }
 
-impl core::ops::Deref for HexDigest {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
+inline_text!(HexDigest, 32, "32 lowercase hex digits");
+inline_text!(Base64Digest, 24, "The 24 base64 characters (`==` included)");
 
-impl AsRef<str> for HexDigest {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl fmt::Display for HexDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl fmt::Debug for HexDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-/// Why a string is not an MD5 digest in hex.
+/// Why a string is not an MD5 digest in hex ([`Digest::from_hex`]) or base64
+/// ([`Digest::from_base64`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseDigestError {
-    /// The input is not 32 bytes long (its length is given).
+    /// Hex: the input is not 32 bytes long (its length is given).
     InvalidLength(usize),
-    /// The byte at this position is not a hex digit.
+    /// Hex: the byte at this position is not a hex digit.
     InvalidCharacter(usize),
+    /// Base64: the input goes wrong at this byte position (where it is missing, for a
+    /// short input; 21 where the last character's spare bits are not zero; 24 for a
+    /// long one).
+    InvalidBase64(usize),
 }
 
 impl fmt::Display for ParseDigestError {
@@ -204,6 +287,11 @@ impl fmt::Display for ParseDigestError {
             ParseDigestError::InvalidCharacter(i) => {
                 write!(f, "not a hex digit at position {i}")
             }
+            ParseDigestError::InvalidBase64(i) => write!(
+                f,
+                "an MD5 digest in base64 is 22 characters of RFC 4648's alphabet and `==`; \
+                 wrong at position {i}"
+            ),
         }
     }
 }
@@ -252,6 +340,90 @@ mod tests {
         }
         // Non-ASCII: 'é' is two bytes, so the length is off first.
         assert!(Digest::from_hex(format!("é{}", &good[2..])).is_err());
+    }
+
+    #[test]
+    fn base64_of_rfc_1321_vectors() {
+        // As `openssl md5 -binary | base64` and `cksum -a md5 --base64` print them.
+        for (msg, b64) in [
+            (&b""[..], "1B2M2Y8AsgTpgAmY7PhCfg=="),
+            (b"a", "DMF1ucDxtqgxw5niaXcmYQ=="),
+            (b"abc", "kAFQmDzST7DWlj99KOF/cg=="),
+            (b"message digest", "+WtpfXy3k41SWi8xqvFh0A=="),
+        ] {
+            let d = crate::md5(msg);
+            assert_eq!(d.to_base64().as_str(), b64);
+            assert_eq!(Digest::from_base64(b64), Ok(d));
+        }
+    }
+
+    /// Each position's 6 bits, read back by hand: the value of character `k`.
+    fn sextet(d: &Digest, k: usize) -> usize {
+        // Bits 127-6k down to 122-6k of the 128; the last character holds bits 1 and 0
+        // and 4 zero bits.
+        let v = u128::from_be_bytes(d.0);
+        if k < 21 {
+            (v >> (122 - 6 * k)) as usize & 63
+        } else {
+            ((v & 3) << 4) as usize
+        }
+    }
+
+    #[test]
+    fn base64_round_trip_every_character_at_every_position() {
+        // Pseudo-random digests (xorshift) until every position has held every
+        // character it can: all 64, and at the last (2 bits of data) A, Q, g and w.
+        let mut seen = [[false; 64]; 22];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        };
+        for _ in 0..4096 {
+            let d = Digest(core::array::from_fn(|_| next()));
+            let e = d.to_base64();
+            assert_eq!(e.len(), 24);
+            assert!(e.ends_with("=="));
+            for (k, c) in e.bytes().take(22).enumerate() {
+                let v = BASE64.iter().position(|&a| a == c).expect("alphabet");
+                assert_eq!(v, sextet(&d, k), "{e} position {k}");
+                seen[k][v] = true;
+            }
+            assert_eq!(Digest::from_base64(e.as_str()), Ok(d));
+            assert_eq!(format!("{e:>26}"), format!("  {e}"));
+            assert_eq!(format!("{e:?}"), format!("\"{e}\""));
+        }
+        for (k, s) in seen.iter().enumerate() {
+            let n = s.iter().filter(|&&b| b).count();
+            assert_eq!(n, if k == 21 { 4 } else { 64 }, "position {k}");
+        }
+    }
+
+    #[test]
+    fn base64_rejects_what_to_base64_never_writes() {
+        let good = "DMF1ucDxtqgxw5niaXcmYQ==";
+        assert!(Digest::from_base64(good).is_ok());
+        let bad = ParseDigestError::InvalidBase64;
+        for (s, err) in [
+            ("DMF1ucDxtqgxw5niaXcmYR==", bad(21)), // spare bits set
+            ("DMF1ucDxtqgxw5niaXcmYQ=", bad(23)),  // short
+            ("DMF1ucDxtqgxw5niaXcmYQ", bad(22)),
+            ("", bad(0)),
+            ("DMF1ucDxtqgxw5niaXcmYQ===", bad(24)),
+            ("DMF1ucDxtqgxw5niaXcmYQAA", bad(22)), // no padding
+            ("DMF1ucDxtqgxw5niaXcm-Q==", bad(20)), // base64url's alphabet
+            ("DMF1ucDxtqgxw5niaXcm_Q==", bad(20)),
+            (" DMF1ucDxtqgxw5niaXcmYQ==", bad(0)),
+            ("DMF1ucDxtqgxw5niaXcmYQ==\n", bad(24)),
+            ("0cc175b9c0f1b6a831c399e269772661", bad(21)), // hex: its 22nd has spare bits
+        ] {
+            assert_eq!(Digest::from_base64(s), Err(err), "{s:?}");
+        }
+        // Non-ASCII: é is two bytes, neither of them base64.
+        assert_eq!(Digest::from_base64("éMF1ucDxtqgxw5niaXcmYQ=="), Err(bad(0)));
+        assert!(bad(7).to_string().contains("position 7"));
     }
 
     #[test]

@@ -58,7 +58,7 @@ mod streams;
 mod traits;
 
 pub use backend::{Backend, BackendError};
-pub use digest::{Digest, HexDigest, ParseDigestError};
+pub use digest::{Base64Digest, Digest, HexDigest, ParseDigestError};
 pub use hasher::{md5, Md5};
 #[cfg(feature = "alloc")]
 pub use lanes::{Lanes, Slot};

@@ -69,6 +69,26 @@ fn every_length_to_1100_against_python_hashlib() {
     });
 }
 
+/// `Digest::to_base64` and `from_base64` against Python's base64 module, for the MD5s
+/// of the same 1101 messages: Content-MD5 as Python code computes it.
+#[test]
+fn base64_against_python() {
+    let script = "import base64,hashlib,sys\n\
+                  d = bytes((i * 7 + 3) % 256 for i in range(1101))\n\
+                  sys.stdout.write(''.join(base64.b64encode(hashlib.md5(d[:n]).digest()).decode() + '\\n' for n in range(1101)))";
+    let Some(text) = common::python3("base64_against_python", script) else {
+        return;
+    };
+    let want: Vec<&str> = text.lines().collect();
+    assert_eq!(want.len(), 1101);
+    let data: Vec<u8> = (0..1101).map(|i| ((i * 7 + 3) % 256) as u8).collect();
+    for (len, want) in want.iter().enumerate() {
+        let d = md5x::md5(&data[..len]);
+        assert_eq!(d.to_base64().as_str(), *want, "length {len}");
+        assert_eq!(md5x::Digest::from_base64(want), Ok(d), "length {len}");
+    }
+}
+
 #[test]
 fn random_lengths_up_to_8_mib() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x6d64_3578);
