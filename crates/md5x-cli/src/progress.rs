@@ -30,6 +30,9 @@ pub struct Progress {
     bytes_done: AtomicU64,
     total_files: AtomicU64,
     total_bytes: AtomicU64,
+    /// Files in the totals whose size is not known ahead: named pipes, devices (a
+    /// pipe's size is what it holds at that moment).
+    streams: AtomicU64,
     /// Sources not yet read to their end (the totals are not final).
     open: AtomicU64,
     /// Those sources, for the drawing thread.
@@ -52,6 +55,7 @@ impl Progress {
             bytes_done: AtomicU64::new(0),
             total_files: AtomicU64::new(0),
             total_bytes: AtomicU64::new(0),
+            streams: AtomicU64::new(0),
             open: AtomicU64::new(0),
             queue: Mutex::new(VecDeque::new()),
             start: Instant::now(),
@@ -126,8 +130,16 @@ impl Progress {
                 self.open.fetch_sub(1, Ordering::Relaxed);
                 return true;
             };
-            let len = std::fs::metadata(&p).map_or(0, |m| m.len());
-            self.total_bytes.fetch_add(len, Ordering::Relaxed);
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() => {
+                    self.total_bytes.fetch_add(m.len(), Ordering::Relaxed);
+                }
+                Ok(m) if !m.is_dir() => {
+                    self.streams.fetch_add(1, Ordering::Relaxed);
+                }
+                // (A directory or a missing file: an error, no bytes.)
+                _ => {}
+            }
         }
         self.queue
             .lock()
@@ -197,7 +209,9 @@ impl Progress {
         let tbytes = self.total_bytes.load(Ordering::Relaxed);
         let secs = self.start.elapsed().as_secs_f64().max(1e-3);
         let rate = bytes as f64 / secs;
-        let sized = self.open.load(Ordering::Relaxed) == 0;
+        let streams = self.streams.load(Ordering::Relaxed);
+        // (The bytes of streams are in `bytes` but not in `tbytes`: then the files say.)
+        let sized = self.open.load(Ordering::Relaxed) == 0 && streams == 0;
         let frac = if sized && tbytes > 0 {
             (bytes as f64 / tbytes as f64).min(1.0)
         } else if tfiles > 0 {
@@ -214,8 +228,13 @@ impl Progress {
         } else {
             "ETA --:--".to_string()
         };
+        let more = match streams {
+            0 => String::new(),
+            1 => " + 1 stream".to_string(),
+            n => format!(" + {n} streams"),
+        };
         format!(
-            "[{bar}] {files}/{tfiles} files {}/{} {}/s {eta}",
+            "[{bar}] {files}/{tfiles} files {}/{}{more} {}/s {eta}",
             human(bytes),
             human(tbytes),
             human(rate as u64)

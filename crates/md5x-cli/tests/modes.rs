@@ -1327,6 +1327,48 @@ fn progress_in_check_mode_counts_the_listed_files() {
     }
 }
 
+/// A named pipe among the operands: its size is not known ahead (a pipe's stat size is
+/// what it holds at that moment, and the line said "28.0 MiB/3 B"), so the line counts
+/// it apart: "2.0 GiB + 1 stream" as the total, and the bar goes by files.
+#[test]
+fn progress_counts_a_pipe_apart() {
+    let dir = sparse_2gib("progress-pipe");
+    let fifo = dir.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let data = vec![7u8; 3 << 20];
+    let writer = {
+        let (fifo, data) = (fifo.clone(), data.clone());
+        std::thread::spawn(move || {
+            let mut w = fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            // A few bytes first, so that the pipe holds some when it is looked at.
+            let _ = w.write_all(&data[..3]);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let _ = w.write_all(&data[3..]);
+        })
+    };
+    let o = md5x(dir.path(), &["--progress", "pipe", "sparse"], b"");
+    writer.join().unwrap();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let sparse = md5x(dir.path(), &["sparse"], b"");
+    assert_eq!(
+        o.out(),
+        format!("{}  pipe\n{}", md5_hex(&data), sparse.out())
+    );
+    let lines: Vec<&str> = o
+        .stderr
+        .split('\r')
+        .filter(|l| l.contains(" files "))
+        .collect();
+    assert!(!lines.is_empty(), "no line drawn: {:?}", o.stderr);
+    for l in &lines {
+        assert!(
+            l.contains("/2 files ") && l.contains("/2.0 GiB + 1 stream "),
+            "{lines:?}"
+        );
+    }
+}
+
 /// A check-mode search for an ETag's part size moves the progress line as it reads (it
 /// said "0 B" until the search ended): a sparse file of 2 GiB whose ETag was made with
 /// 7 MiB parts, a size the search must find. No line counts more than the file.
