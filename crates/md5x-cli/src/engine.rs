@@ -356,8 +356,13 @@ fn hash_path(
     defer_streams: bool,
 ) -> io::Result<Read1> {
     let meta = f.metadata()?;
-    if meta.is_file() {
+    // A regular file that says it holds 0 bytes may hold some (procfs, sysfs): a part
+    // size search, which plans its passes from the size, reads it as a stream instead.
+    let unsized_search = meta.len() == 0 && matches!(mode, Mode::Search { .. });
+    if meta.is_file() && !unsized_search {
         hash_regular(f, meta.len(), path, mode, cfg, solo, threads).map(Read1::Done)
+    } else if meta.is_file() {
+        hash_stream(&mut f, mode, cfg).map(Read1::Done)
     } else if defer_streams && !meta.is_dir() {
         Ok(Read1::Stream(f))
     } else {
