@@ -506,9 +506,13 @@ def test_file_digest_takes_hashlibs_digest_argument(tmp_path):
             assert got is not None and got[0] is ValueError, (digest, got)
             assert "unsupported hash type" in got[1]
             assert f.tell() == 0  # refused before reading
-    want = error_of(hashlib.file_digest, io.BytesIO(data), 5)
-    assert want is not None and want[0] is TypeError
-    assert error_of(md5x.file_digest, io.BytesIO(data), 5)[0] is TypeError
+    # A digest that is neither a name nor callable: 5, and None given explicitly (no
+    # digest at all means MD5 here; hashlib requires one).
+    for bad in [5, None]:
+        want = error_of(hashlib.file_digest, io.BytesIO(data), bad)
+        assert want is not None and want[0] is TypeError
+        assert error_of(md5x.file_digest, io.BytesIO(data), bad)[0] is TypeError, bad
+    assert error_of(md5x.file_digest, io.BytesIO(data), "md5", "md5")[0] is TypeError
 
 
 def test_file_digest_rejects_what_hashlib_rejects(tmp_path):

@@ -497,14 +497,23 @@ impl Md5Object {
 /// carry over as they are: "md5" in any case, or a callable that makes an MD5 object
 /// (`hashlib.md5`, `md5x.md5`); any other hash is a ValueError, as in `hashlib.new`.
 #[pyfunction]
-#[pyo3(signature = (fileobj, digest = None, /), text_signature = "(fileobj, digest='md5', /)")]
+#[pyo3(signature = (fileobj, /, *digest), text_signature = "(fileobj, digest='md5', /)")]
 fn file_digest(
     py: Python<'_>,
     fileobj: &Bound<'_, PyAny>,
-    digest: Option<&Bound<'_, PyAny>>,
+    digest: &Bound<'_, PyTuple>,
 ) -> PyResult<Md5Object> {
-    if let Some(d) = digest {
-        md5_only(d)?;
+    // (Taken as `*args`, so that an explicit None is told from no argument: hashlib
+    // calls it, and says None is not callable.)
+    match digest.len() {
+        0 => {}
+        1 => md5_only(&digest.get_item(0)?)?,
+        n => {
+            return Err(PyTypeError::new_err(format!(
+                "file_digest() takes at most 2 positional arguments ({} given)",
+                n + 1
+            )))
+        }
     }
     let h = Md5Object::empty();
     if fileobj.hasattr("getbuffer")? {
