@@ -458,6 +458,10 @@ def test_hash_files_bad_arguments(tree):
     with pytest.raises(ValueError):
         md5x.hash_files(good, jobs=-2)
     with pytest.raises(ValueError):
+        md5x.hash_files(good, jobs=-(10**30))
+    # Past 64 bits: capped as every large count is.
+    assert md5x.hash_files(good, jobs=10**30) == [hex_of_file(p) for p in good]
+    with pytest.raises(ValueError):
         md5x.hash_files(good, errors="ignore")
     with pytest.raises(TypeError):
         md5x.hash_files(good, 2)  # jobs is keyword-only
@@ -771,7 +775,8 @@ def test_md5_par_against_the_python_definition(k):
 
 
 def test_md5_par_bad_k():
-    for k in (0, 1, 5, 32, -4):
+    # (Past 64 bits too: a ValueError, not an OverflowError.)
+    for k in (0, 1, 5, 32, -4, 2**64 + 4, -(10**30)):
         with pytest.raises(ValueError) as info:
             md5x.md5_par(b"abc", k)
         assert str(info.value) == f"MD5-P(K) needs K = 4, 8 or 16, not {k}"

@@ -1288,7 +1288,7 @@ fn os_error(py: Python<'_>, e: &io::Error, filename: &Bound<'_, PyAny>) -> PyErr
 fn hash_files<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    jobs: Option<i64>,
+    jobs: Option<i128>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut f = file_list(py, paths, jobs, errors)?;
@@ -1311,7 +1311,7 @@ struct FileList<'py> {
 fn file_list<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    jobs: Option<i64>,
+    jobs: Option<i128>,
     errors: &str,
 ) -> PyResult<FileList<'py>> {
     let raise = match errors {
@@ -1444,7 +1444,7 @@ fn s3_etags<'py>(
     paths: &Bound<'py, PyAny>,
     part_size: i128,
     threshold: i128,
-    jobs: Option<i64>,
+    jobs: Option<i128>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
@@ -1480,8 +1480,10 @@ fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
 fn md5_par<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    k: i64,
+    k: i128,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    // (128 bits, as the ETag sizes: a K past 64 bits is a ValueError, not an
+    // OverflowError.)
     let k = usize::try_from(k)
         .map_err(|_| PyValueError::new_err(format!("MD5-P(K) needs K = 4, 8 or 16, not {k}")))?;
     let mut h = ParMd5::new(k).map_err(|e| PyValueError::new_err(e.to_string()))?;
