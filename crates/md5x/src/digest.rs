@@ -8,9 +8,9 @@ use core::str::FromStr;
 ///
 /// `Display` and [`Digest::to_hex`] give 32 lowercase hex digits; [`Digest::from_hex`]
 /// (and `FromStr`) accept either case. [`Digest::to_base64`] and
-/// [`Digest::from_base64`] give and take the base64 of HTTP's `Content-MD5` header and
-/// of S3's `Content-MD5` checks. Comparison with `==` takes the same time whatever the
-/// bytes are.
+/// [`Digest::from_base64`] give and take the base64 form of HTTP's `Content-MD5`
+/// header (which S3 checks uploads against). Comparison with `==` takes the same time
+/// whatever the bytes are.
 ///
 /// ```
 /// let d = md5x::md5(b"abc");
@@ -68,8 +68,8 @@ impl Digest {
     }
 
     /// The digest in base64 (RFC 4648, padded): 24 characters ending in `==`, the form
-    /// of HTTP's `Content-MD5` header (RFC 1864), of the `Content-MD5` that S3 checks an
-    /// upload against, and of GNU `cksum -a md5 --base64`. On the stack.
+    /// of HTTP's `Content-MD5` header (RFC 1864) and of GNU `cksum -a md5 --base64`. On
+    /// the stack.
     ///
     /// ```
     /// let d = md5x::md5(b"abc");
