@@ -377,8 +377,8 @@ mod tests {
         // repeated and pseudo-random ones (xorshift).
         let mut seen = [[false; 64]; 22];
         let built = (0..64u128).map(|i| {
-            let n = (0..21).fold(0u128, |n, k| n << 6 | (i + k) % 64);
-            Digest((n << 2 | i % 4).to_be_bytes())
+            let n = (0..21).fold(0u128, |n, k| n << 6 | ((i + k) % 64));
+            Digest((n << 2 | (i % 4)).to_be_bytes())
         });
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
