@@ -619,7 +619,7 @@ fn run(closed: [bool; 3]) -> ! {
     let stdout_tty = io::stdout().is_terminal();
 
     let jobs = match s.jobs {
-        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(0) | None => md5x::tuning::cores(),
         // (More workers than this only cost: see `max_jobs`.)
         Some(n) => md5x::tuning::cap_jobs(n),
     };

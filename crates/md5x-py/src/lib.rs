@@ -29,7 +29,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use md5x::chains::{limits, ETag, Etag, EtagError, ParMd5};
@@ -602,12 +602,6 @@ fn new(
 // ---------------------------------------------------------------------------------------
 // Many buffers, many files.
 
-/// Threads worth using on this machine (asked once).
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 /// Run `f` on every item: on this thread and on up to one more thread per item. A
 /// process limit may refuse the extra threads; this thread then does the rest, so the
 /// work never fails for want of a thread. Threads take the next item as they finish one.
@@ -636,7 +630,7 @@ fn on_threads<W: Send>(items: &mut [W], f: impl Fn(&mut W) + Sync) {
 /// enough to hash.
 fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
     let total: usize = inputs.iter().map(|x| x.as_ref().len()).sum();
-    let threads = cores()
+    let threads = md5x::tuning::cores()
         .min(total / PAR_MIN_BYTES)
         .min(inputs.len() / 16)
         .max(1);
@@ -859,7 +853,7 @@ fn hash_chunked(
         Data::Bytes(..) => &[],
     };
     let total: usize = large.iter().map(|&i| chunks_of(i).len() * CHUNK).sum();
-    let threads = cores()
+    let threads = md5x::tuning::cores()
         .min(CHUNKED_THREADS)
         .min(total / PAR_MIN_BYTES)
         .min(large.len())
@@ -1324,7 +1318,7 @@ fn file_list<'py>(
         }
     };
     let jobs = match jobs {
-        None => cores(),
+        None => md5x::tuning::cores(),
         Some(j) if j >= 1 => md5x::tuning::cap_jobs(usize::try_from(j).unwrap_or(usize::MAX)),
         Some(j) => {
             return Err(PyValueError::new_err(format!(

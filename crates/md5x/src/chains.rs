@@ -620,7 +620,7 @@ pub fn etag_file_with(
         return Err(invalid(EtagError::TooManyParts { parts, part_size }));
     }
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => crate::tuning::cores(),
         n => n,
     }
     .clamp(1, parts as usize);
@@ -756,7 +756,7 @@ pub fn etags_by_part_size_with(
             .unwrap_or_else(|_| unreachable!("every current part has its stream"))
     };
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => crate::tuning::cores(),
         n => n,
     };
     let mut buf = alloc::vec![0u8; CHUNK as usize];

@@ -477,16 +477,25 @@ pub mod tuning {
     /// 256; that was not measured.)
     ///
     /// ```
-    /// let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    /// assert_eq!(md5x::tuning::max_jobs(), cores.max(256));
+    /// assert_eq!(md5x::tuning::max_jobs(), md5x::tuning::cores().max(256));
     /// assert!(md5x::tuning::cap_jobs(usize::MAX) == md5x::tuning::max_jobs());
     /// assert_eq!(md5x::tuning::cap_jobs(3), 3);
     /// ```
     #[cfg(feature = "std")]
     pub fn max_jobs() -> usize {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .max(256)
+        cores().max(256)
+    }
+
+    /// The threads this process may run at once (`available_parallelism`, at least 1),
+    /// asked once: on Linux the answer reads cgroup files, too slow to repeat per call.
+    ///
+    /// ```
+    /// assert!(md5x::tuning::cores() >= 1);
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn cores() -> usize {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
     /// `jobs`, no more than [`max_jobs`].

@@ -314,7 +314,7 @@ impl Server {
             .max()
             .unwrap_or(MAX_LANES)
             .min(MAX_LANES);
-        let max_combiners = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max_combiners = crate::tuning::cores();
         let full_run = kernels.iter().flatten().map(|k| k.lanes).min().unwrap_or(1);
         // (2 * MAX_LANES = 96 counts fit in the mask.)
         let split_at = backend.group_speed().map_or(0, |speed| {
