@@ -949,8 +949,10 @@ impl Read for Rest<'_> {
 /// Hash every input and give `sink` each task's payload with its result (`None` for a
 /// task without input), in task order, as soon as that task and all before it are done.
 ///
-/// Files go to `cfg.jobs` worker threads (none when there is at most one file or one
-/// job); standard input is read by the calling thread when its turn comes. A file after
+/// Files go to `cfg.jobs` worker threads (none when there is at most one file; with
+/// one job, one worker, so that this thread can print what is done while a named pipe
+/// waits for its writer); standard input is read by the calling thread when its turn
+/// comes, after what came before it is out. A file after
 /// a stream is read once the stream has ended, as md5sum reads it (what writes the
 /// stream may write the file: `tee f | md5sum - f`): batches after a `-` wait for it
 /// ([`Gate`]), and a file a worker read before a named pipe ahead of it had ended is
@@ -976,8 +978,8 @@ pub fn run<P>(
         })
         .count();
     let jobs = cfg.jobs.max(1);
-    if jobs == 1 || n_files <= 1 {
-        // One thread: still read small files in batches, so they share the lanes.
+    if n_files <= 1 {
+        // At most one file: no workers (its own threads, where it is large).
         let mut arena = Arena::default();
         let len = inputs.len();
         let mut payloads = payloads.into_iter();
@@ -989,6 +991,8 @@ pub fn run<P>(
                 mode,
             }) = &inputs[i]
             {
+                // (Earlier results out first: a writer may wait for them.)
+                before_wait();
                 let r = hash_stdin(cfg, *mode);
                 if let Some(p) = payloads.next() {
                     sink(p, Some(r));
@@ -1000,10 +1004,9 @@ pub fn run<P>(
             while j < len && j - i < cap && !is_stdin(&inputs[j]) {
                 j += 1;
             }
-            let solo = n_files <= 1;
-            let threads = if solo { jobs } else { 1 };
-            // (Read in order here: nothing to defer.)
-            let mut res = hash_range(&inputs, i..j, cfg, solo, threads, &mut arena, false)
+            // The one file, alone: all `jobs` threads on it. (Read in order here:
+            // nothing to defer.)
+            let mut res = hash_range(&inputs, i..j, cfg, true, jobs, &mut arena, false)
                 .into_iter()
                 .peekable();
             for k in i..j {
@@ -1119,6 +1122,7 @@ pub fn run<P>(
                     input: Input::Stdin,
                     mode,
                 }) => {
+                    before_wait();
                     let r = hash_stdin(cfg, *mode);
                     gate.read_stream(true);
                     Some(r)

@@ -280,3 +280,119 @@ fn reader_gone_with_sigpipe_ignored_like_md5sum() {
     assert_eq!(run(md5x()), want);
     std::fs::remove_dir_all(f.parent().unwrap()).unwrap();
 }
+
+/// What comes before a stream in the operands is written before the stream is read, as
+/// md5sum writes each line as it goes: a program that waits for the first line before
+/// it feeds md5x's standard input (or opens a named pipe's writing end) must not wait
+/// forever. md5x held its lines back until the stream ended, for `f -` and, with `-j1`,
+/// for `f PIPE`. Each case gives the first line 60 seconds, then feeds the stream all
+/// the same (so that nothing hangs) and fails.
+#[test]
+fn lines_before_a_stream_are_out_before_it_is_read() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let f = temp_file("order", b"hello\n");
+    let dir = f.parent().unwrap().to_path_buf();
+    let fifo = dir.join("p");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    let list = dir.join("list");
+    std::fs::write(
+        &list,
+        format!(
+            "b1946ac92492d2347c6235b4d2611184  {}\n60b725f10c9c85c70d97880dfe8191b3  -\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let (f, fifo, list) = (
+        f.to_str().unwrap(),
+        fifo.to_str().unwrap(),
+        list.to_str().unwrap(),
+    );
+    // (program, arguments, whether the stream is the pipe rather than stdin, the two
+    // lines expected)
+    let hashed = format!("b1946ac92492d2347c6235b4d2611184  {f}\n");
+    let checked = format!("{f}: OK\n");
+    let mut cases: Vec<(&str, Vec<&str>, bool, String, String)> = Vec::new();
+    for (prog, extra) in [("md5sum", None), (md5x(), None), (md5x(), Some("-j1"))] {
+        let mut a: Vec<&str> = extra.into_iter().collect();
+        a.extend([f, "-"]);
+        cases.push((
+            prog,
+            a,
+            false,
+            hashed.clone(),
+            "60b725f10c9c85c70d97880dfe8191b3  -\n".into(),
+        ));
+        let mut a: Vec<&str> = extra.into_iter().collect();
+        a.extend([f, fifo]);
+        cases.push((
+            prog,
+            a,
+            true,
+            hashed.clone(),
+            format!("60b725f10c9c85c70d97880dfe8191b3  {fifo}\n"),
+        ));
+        let mut a: Vec<&str> = extra.into_iter().collect();
+        a.extend(["-c", list]);
+        cases.push((prog, a, false, checked.clone(), "-: OK\n".into()));
+    }
+    for (prog, args, pipe, first, second) in cases {
+        let mut child = Command::new(prog)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            let mut lines = Vec::new();
+            loop {
+                let mut l = String::new();
+                if out.read_line(&mut l).unwrap_or(0) == 0 {
+                    break;
+                }
+                lines.push(l.clone());
+                let _ = tx.send(l);
+            }
+            lines
+        });
+        let early = rx.recv_timeout(Duration::from_secs(60));
+        // Now the stream: its writer, then its end.
+        if pipe {
+            drop(stdin.take());
+            let mut w = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            w.write_all(b"a\n").unwrap();
+        } else {
+            let mut s = stdin.take().unwrap();
+            s.write_all(b"a\n").unwrap();
+        }
+        let status = child.wait().unwrap();
+        let lines = reader.join().unwrap();
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(
+            early.as_deref(),
+            Ok(first.as_str()),
+            "{prog} {args:?}: the first line before the stream's end"
+        );
+        assert_eq!(lines, [first, second], "{prog} {args:?}");
+        assert_eq!(
+            (status.code(), err.as_str()),
+            (Some(0), ""),
+            "{prog} {args:?}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
