@@ -315,9 +315,8 @@ fn help(prog: &[u8]) -> String {
 Print or check MD5 (128-bit) checksums.
 
 With no FILE, or when FILE is -, read standard input.
-
   -b, --binary          read in binary mode
-  -c, --check           read MD5 sums from the FILEs and check them
+  -c, --check           read checksums from the FILEs and check them
       --tag             create a BSD-style checksum
   -t, --text            read in text mode (default)
   -z, --zero            end each output line with NUL, not newline,
@@ -331,8 +330,8 @@ The following five options are useful only when verifying checksums:
   -w, --warn            warn about improperly formatted checksum lines
 
 md5x extensions:
-  -j, --jobs=N          hash with N worker threads (default: all cores;
-                          at most 256, or the core count where more)
+  -j, --jobs=N          hash with N worker threads (default, and 0: all
+                          cores; at most 256, or the core count where more)
   -r, --recursive       hash the files under directory operands (sorted);
                           symbolic links met in the walk are skipped, and
                           FIFOs, sockets and devices (each one said)
@@ -558,6 +557,10 @@ fn run(closed: [bool; 3]) -> ! {
     // md5x's.
     if s.recursive && s.check {
         bad("the --recursive option is meaningless when verifying checksums");
+    }
+    if s.deref && !s.recursive {
+        // (Operands are always followed: only the walk meets links to skip.)
+        bad("the --dereference option is meaningful only with --recursive");
     }
     if s.etag && s.algo != Algo::Md5 {
         bad(&format!(

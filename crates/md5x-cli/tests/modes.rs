@@ -1288,6 +1288,24 @@ fn recursive_walk_order_links_and_special_files() {
         "{}",
         o.stderr
     );
+    // -L without -r (with or without -c) would change nothing: an error, as md5sum's
+    // meaningless options are.
+    for args in [
+        &["-L", "tree/a"][..],
+        &["-c", "-L", "tree/a"],
+        &["--deref", "tree/a"],
+    ] {
+        let o = md5x(d, args, b"");
+        assert_eq!(o.code, Some(1), "{args:?}");
+        assert!(
+            o.stderr.starts_with(
+                "md5x: the --dereference option is meaningful only with --recursive\n"
+            ),
+            "{args:?}: {}",
+            o.stderr
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
 }
 
 /// A new directory holding `sparse`, a sparse file of 2 GiB: long enough to hash that
