@@ -766,12 +766,7 @@ fn hash_range(
                 },
                 _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
             });
-            // (A deferred stream counts as done when the caller has read it.)
-            let deferred = matches!(r, Ok(Read1::Stream(_)));
             got.push((i, r));
-            if !deferred {
-                cfg.file_done();
-            }
         }
     }
     // What each input waits for: the batch's small files hashed together, its large
@@ -848,6 +843,11 @@ fn hash_range(
                 Then::Parts => Got::Done(etags.next().unwrap_or_else(|| Err(lost()))),
                 Then::Got(got) => got,
             };
+            // Done once hashed, the batch's large files too (a deferred stream counts
+            // as done when the caller has read it).
+            if !matches!(got, Got::Stream(_)) {
+                cfg.file_done();
+            }
             (i, got)
         })
         .collect()

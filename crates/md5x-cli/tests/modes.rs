@@ -1361,6 +1361,35 @@ fn progress_in_check_mode_counts_the_listed_files() {
     }
 }
 
+/// A file counts as done once it is hashed: a large file in a batch with small ones
+/// (`-j1`: one batch), or on a worker of its own, is not done while it is still read.
+/// The line said "3/3 files 94.4 MiB/5.0 GiB" while the large file was being read.
+#[test]
+fn progress_counts_a_file_done_once_hashed() {
+    let dir = sparse_2gib("progress-done");
+    fs::write(dir.path().join("a"), b"a").unwrap();
+    fs::write(dir.path().join("b"), b"b").unwrap();
+    for jobs in ["-j1", "-j2"] {
+        let o = md5x(dir.path(), &["--progress", jobs, "a", "sparse", "b"], b"");
+        assert_eq!(o.code, Some(0), "{jobs}: {}", o.stderr);
+        let lines: Vec<&str> = o
+            .stderr
+            .split('\r')
+            .filter(|l| l.contains(" files "))
+            .collect();
+        assert!(!lines.is_empty(), "{jobs}: no line drawn: {:?}", o.stderr);
+        for l in &lines {
+            // "... 3/3 files 2.0 GiB/2.0 GiB ...": all done only with every byte read.
+            let bytes = l.split(" files ").nth(1).unwrap_or("");
+            let (done, total) = bytes.split_once('/').unwrap_or(("", ""));
+            assert!(
+                !l.contains(" 3/3 files ") || total.starts_with(done),
+                "{jobs}: {lines:?}"
+            );
+        }
+    }
+}
+
 /// A named pipe among the operands: its size is not known ahead (a pipe's stat size is
 /// what it holds at that moment, and the line said "28.0 MiB/3 B"), so the line counts
 /// it apart: "2.0 GiB + 1 stream" as the total, and the bar goes by files.
