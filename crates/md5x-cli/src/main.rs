@@ -290,18 +290,21 @@ fn write_and_exit(
         _ => Err(io::Error::from_raw_os_error(9)),
     };
     if let Err(e) = r {
-        fatal(prog, &write_error(&e, stdout == Std::Closed));
+        fatal(prog, &write_error(&e, stdout == Std::Closed, false));
     }
     std::process::exit(0);
 }
 
-/// md5sum's message for a failed write to stdout: the error is named only when stdout
-/// was closed at start-up (EBADF, which md5sum meets again when it closes stdout);
+/// md5sum's message for a failed write to stdout. md5sum's stdout is line-buffered:
+/// each line's write fails on its own, and when it closes stdout at the end only a
+/// stdout closed at start-up fails again (EBADF), so only then is the error named;
 /// otherwise (a full disk, a descriptor open only for reading, a broken pipe with
-/// SIGPIPE ignored) just "write error".
-fn write_error(e: &io::Error, stdout_closed: bool) -> Vec<u8> {
+/// SIGPIPE ignored) just "write error". With `-z` (`nul_ended`) no newline flushes the
+/// buffer, the last line is still there at the close, which fails as the writes did,
+/// and the error is named.
+fn write_error(e: &io::Error, stdout_closed: bool, nul_ended: bool) -> Vec<u8> {
     let mut m = b"write error".to_vec();
-    if stdout_closed {
+    if stdout_closed || nul_ended {
         m.extend_from_slice(b": ");
         m.extend_from_slice(strerror(e).as_bytes());
     }
@@ -669,7 +672,7 @@ fn run(closed: [bool; 3]) -> ! {
     }
     ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
-        let m = write_error(&e, ctx.out.state == Std::Closed);
+        let m = write_error(&e, ctx.out.state == Std::Closed, s.zero);
         ctx.out.err = Some(e);
         ctx.error(&m);
         std::process::exit(1);

@@ -990,6 +990,13 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" a nope a >&-",
         "exec -a md5sum \"$0\" -c - < a",
         "exec -a md5sum \"$0\" a > /dev/full",
+        // With -z no newline flushes the line, and md5sum names the error the close
+        // meets (md5x said just "write error").
+        "exec -a md5sum \"$0\" -z a > /dev/full",
+        "exec -a md5sum \"$0\" -z --tag a nope a > /dev/full",
+        "exec -a md5sum \"$0\" -z a 1<a",
+        "exec -a md5sum \"$0\" -z a >&-",
+        "trap '' PIPE; exec -a md5sum \"$0\" -z $(printf 'a %.0s' {1..3000}) | head -c 10",
         "exec -a md5sum \"$0\" 0>wo",
         "exec -a md5sum \"$0\" a - 0>wo",
         "exec -a md5sum \"$0\" -c 0>wo",
