@@ -67,6 +67,9 @@ def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
     piece at a time, so memory stays bounded whatever their size. From an iterable
     other than a list or tuple, such as a generator, each item is taken as it comes
     (a buffer refilled after it was handed out is hashed as it was handed out).
+    One buffer given alone (bytes, an mmap, an array.array, a 1-D numpy array) is a
+    TypeError ("pass [data]"), not a digest of each of its items; a 2-D array is
+    its rows.
     """
 
 @overload

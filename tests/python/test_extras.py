@@ -8,6 +8,7 @@ import array
 import errno
 import hashlib
 import json
+import mmap
 import os
 import pathlib
 import random
@@ -159,6 +160,10 @@ def test_hash_many_takes_each_item_of_a_generator_as_it_comes():
 
 
 def test_hash_many_bad_arguments():
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
     with pytest.raises(TypeError, match="^Strings must be encoded before hashing$"):
         md5x.hash_many([b"a", "b"])
     with pytest.raises(TypeError, match="^object supporting the buffer API required$"):
@@ -169,6 +174,22 @@ def test_hash_many_bad_arguments():
     for one in [b"", b"abc", bytearray(b"abc"), memoryview(b"abc"), "abc", ""]:
         with pytest.raises(TypeError, match=r"not a single \w+; pass \[data\]$"):
             md5x.hash_many(one)
+    # Nor one flat buffer of numbers, whose items are numbers (each an int, or a
+    # numpy scalar that would be hashed alone): an mmap, an array.array, a 1-D array.
+    m = mmap.mmap(-1, 5)
+    flat = [m, array.array("B", b"abc"), array.array("d", [1.0, 2.0])]
+    if np is not None:
+        flat += [np.zeros(1000, dtype=np.uint8), np.arange(3.0)]
+    for one in flat:
+        with pytest.raises(TypeError, match=r"not a single \w+; pass \[data\]$"):
+            md5x.hash_many(one)
+    m.close()
+    if np is not None:
+        # A 2-D array is its rows, and an array of byte strings its bytes.
+        rows = np.arange(12, dtype=np.uint8).reshape(3, 4)
+        assert md5x.hash_many(rows) == [ref(r.tobytes()) for r in rows]
+        names = np.array([b"abc", b"de"])
+        assert md5x.hash_many(names) == [ref(b"abc"), ref(b"de")]
     # Other iterables of buffers still work.
     a = array.array("B", range(60))
     want = [hashlib.md5(a).digest(), hashlib.md5(b"x").digest()]

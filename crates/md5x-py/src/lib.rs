@@ -666,6 +666,7 @@ fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Boun
         || buffers.is_instance_of::<PyByteArray>()
         || buffers.is_instance_of::<PyMemoryView>()
         || buffers.is_instance_of::<PyString>()
+        || is_flat_buffer(buffers)
     {
         return Err(PyTypeError::new_err(format!(
             "buffers must be an iterable of buffers, not a single {}; pass [data]",
@@ -683,6 +684,19 @@ fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Boun
             hash_pulled(py, buffers)?
         };
     PyList::new(py, out.iter().map(|d| PyBytes::new(py, d.as_bytes())))
+}
+
+/// Whether `obj` (not a list or tuple) is itself one buffer of at most one dimension
+/// whose items are numbers (an `mmap`, an `array.array`, a 1-D numpy array): iterated,
+/// it gives an element at a time, each hashed alone (numpy's scalars export their
+/// bytes), which no caller means. A 2-D array gives its rows, and an array of
+/// fixed-size byte strings (format `Ns`) gives `bytes`: both are kept as iterables.
+fn is_flat_buffer(obj: &Bound<'_, PyAny>) -> bool {
+    if obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>() {
+        return false;
+    }
+    PyUntypedBuffer::get(obj)
+        .is_ok_and(|b| b.dimensions() <= 1 && !b.format().to_bytes().ends_with(b"s"))
 }
 
 /// `hash_many` of any other iterable, such as a generator: it may hand out one buffer
