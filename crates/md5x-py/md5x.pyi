@@ -81,7 +81,11 @@ def hash_files(
     paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["return"]
 ) -> list[str | OSError]: ...
 def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> str:
-    """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts)."""
+    """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts).
+
+    ValueError where S3 would refuse the upload: a part size outside 5 MiB to 5 GiB,
+    more than 10,000 parts, or a single PUT (below the threshold) over 5 GiB.
+    """
 
 @overload
 def s3_etags(

@@ -676,6 +676,17 @@ def test_s3_etag_errors(tmp_path):
         f.truncate(10_000 * 5 * MiB + 1)
     with pytest.raises(ValueError, match="at most 10000 parts"):
         md5x.s3_etag(big, 5 * MiB)
+    # Over 5 GiB below the threshold: more than one PUT takes, refused unread; alone
+    # and among others.
+    put = tmp_path / "put"
+    with open(put, "wb") as f:
+        f.truncate((5 << 30) + 1)
+    msg = "^5368709121 bytes in a single PUT: S3 takes at most 5368709120 bytes in one"
+    with pytest.raises(ValueError, match=msg):
+        md5x.s3_etag(put, 8 * MiB, 6 << 30)
+    got = md5x.s3_etags([p, put, p], 8 * MiB, 2**64 - 1, errors="return")
+    assert got[0] == got[2] == hashlib.md5(b"abc").hexdigest()
+    assert isinstance(got[1], ValueError) and "single PUT" in str(got[1]), got
     missing = tmp_path / "missing"
     with pytest.raises(FileNotFoundError) as info:
         md5x.s3_etag(missing)

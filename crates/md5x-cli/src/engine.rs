@@ -227,7 +227,7 @@ impl EtagStream {
         match self {
             EtagStream::Valid(e) => e.finalize().map_err(invalid),
             EtagStream::Single { md5, threshold, .. } if md5.len() < *threshold => {
-                Ok(ETag::single(md5.finalize()))
+                single_put(md5.finalize(), md5.len())
             }
             EtagStream::Single { err, .. } => Err(invalid(*err)),
         }
@@ -251,6 +251,15 @@ impl Feed for EtagStream {
 /// An S3 settings error, as the library's `etag_file` reports it.
 fn invalid(e: EtagError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+/// The ETag of a single PUT of `size` bytes with MD5 `d`; more than one PUT takes is
+/// an error, as the library's `Etag` says it (no upload could have given that ETag).
+fn single_put(d: Digest, size: u64) -> io::Result<ETag> {
+    if size > limits::MAX_PUT_SIZE {
+        return Err(invalid(EtagError::PutTooLarge(size)));
+    }
+    Ok(ETag::single(d))
 }
 
 /// The sum of a stream (standard input, a pipe, a FIFO), read once, in order.
@@ -757,6 +766,10 @@ fn hash_range(
                     part_size,
                     threshold,
                 } => match regular_size(&f) {
+                    // (Said before 5 GiB are read for it.)
+                    Some(size) if size < threshold && size > limits::MAX_PUT_SIZE => {
+                        Err(invalid(EtagError::PutTooLarge(size)))
+                    }
                     Some(size) if size < threshold => read_file(f, arena, cfg, solo, defer_streams),
                     Some(size) if !solo => match hold_parts(f, size, part_size, threshold) {
                         Ok(parts) => Ok(parts),
@@ -826,6 +839,10 @@ fn hash_range(
                     _ => Err(lost()),
                 }
             }
+            Some(Job {
+                mode: Mode::Etag { .. },
+                ..
+            }) => single_put(d, len).map(Sum::etag),
             _ => Ok(Sum::md5(d)),
         }
     };

@@ -360,7 +360,8 @@ md5x extensions:
                           as the AWS CLI reads K, M, G, T), KB, MB, GB, TB
                           (powers of 1000); S3 takes parts of 5MiB to 5GiB,
                           10000 at most: other settings are an error for a
-                          file at or above the threshold, never an ETag
+                          file at or above the threshold, never an ETag, as
+                          is a file over 5GiB below it (one PUT takes 5GiB)
                         With -c, lines tagged MD5-P4/8/16 or ETAG are checked
                           as such whatever -a says; untagged lines use -a or
                           --etag.  An ETag hex-N checked without --part-size

@@ -1063,6 +1063,34 @@ fn s3_limits_are_per_file_errors() {
         );
         assert_eq!(o.code, Some(1));
     }
+    // Over 5 GiB below the threshold: more than one PUT takes (never read), alone, in
+    // a batch, and with -j1.
+    if f.set_len((5 << 30) + 1).is_ok() {
+        for args in [
+            &["--etag", "--threshold", "6GiB", "sparse"][..],
+            &["--etag", "--threshold", "6GiB", "sparse", "small"],
+            &[
+                "--etag",
+                "--threshold",
+                "6GiB",
+                "-j1",
+                "small",
+                "sparse",
+                "small",
+            ],
+        ] {
+            let o = md5x(dir, args, b"");
+            let smalls = args.iter().filter(|&&a| a == "small").count();
+            assert_eq!(o.out(), format!("{small_md5}  small\n").repeat(smalls));
+            assert_eq!(
+                o.stderr,
+                "md5x: sparse: 5368709121 bytes in a single PUT: S3 takes at most 5368709120 \
+                 bytes in one; use a lower threshold\n",
+                "{args:?}"
+            );
+            assert_eq!(o.code, Some(1), "{args:?}");
+        }
+    }
     drop(f);
     let _ = fs::remove_file(&sparse);
     // In check mode: an explicit part size out of limits fails that line only.

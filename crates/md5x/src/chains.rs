@@ -258,12 +258,16 @@ pub mod limits {
     pub const MAX_PART_SIZE: u64 = 5 << 30;
     /// Most parts in one upload.
     pub const MAX_PARTS: u64 = 10_000;
+    /// Largest object one PUT uploads (a single PUT's ETag is its MD5): 5 GiB. A
+    /// larger object is uploaded in parts, so its ETag is always `hex-N`.
+    pub const MAX_PUT_SIZE: u64 = 5 << 30;
     /// The AWS CLI's default part size and multipart threshold: 8 MiB.
     pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
 }
 
 /// Why an S3 ETag cannot be computed with these settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EtagError {
     /// The part size is outside S3's 5 MiB ..= 5 GiB.
     PartSize(u64),
@@ -274,6 +278,9 @@ pub enum EtagError {
         /// The part size.
         part_size: u64,
     },
+    /// The input is below the threshold, so a single PUT, and larger than one PUT
+    /// takes ([`limits::MAX_PUT_SIZE`]); its size in bytes.
+    PutTooLarge(u64),
 }
 
 impl fmt::Display for EtagError {
@@ -290,8 +297,22 @@ impl fmt::Display for EtagError {
                 "{parts} parts of {part_size} bytes: S3 allows at most {} parts; use a larger part size",
                 limits::MAX_PARTS
             ),
+            EtagError::PutTooLarge(size) => write!(
+                f,
+                "{size} bytes in a single PUT: S3 takes at most {} bytes in one; use a lower threshold",
+                limits::MAX_PUT_SIZE
+            ),
         }
     }
+}
+
+/// The ETag of a single PUT of `size` bytes whose MD5 is `digest`, or the error for an
+/// object larger than one PUT takes.
+fn single_put(digest: Digest, size: u64) -> Result<ETag, EtagError> {
+    if size > limits::MAX_PUT_SIZE {
+        return Err(EtagError::PutTooLarge(size));
+    }
+    Ok(ETag::single(digest))
 }
 
 impl core::error::Error for EtagError {}
@@ -401,14 +422,16 @@ impl Etag {
         }
     }
 
-    /// The ETag of everything fed so far; the state is unchanged.
+    /// The ETag of everything fed so far; the state is unchanged. An error where it
+    /// needs more than 10,000 parts, or, below the threshold, is more than one PUT
+    /// takes (5 GiB): no upload could have given it an ETag.
     pub fn finalize(&self) -> Result<ETag, EtagError> {
         let Some(parts) = part_count(self.total, self.part_size, self.threshold) else {
             let d = match &self.whole {
                 Some(w) => w.finalize(),
                 None => self.part.finalize(),
             };
-            return Ok(ETag::single(d));
+            return single_put(d, self.total);
         };
         if parts > limits::MAX_PARTS {
             return Err(EtagError::TooManyParts {
@@ -605,6 +628,10 @@ pub fn etag_file_with(
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     let size = meta.len();
+    if meta.is_file() && size > limits::MAX_PUT_SIZE && size < threshold {
+        // (Said before 5 GiB are read for it.)
+        return Err(invalid(EtagError::PutTooLarge(size)));
+    }
     if !meta.is_file() || size == 0 || size < threshold {
         // What is not a regular file (a pipe, a device), a file that says it is empty
         // (a `/proc` file says so whatever it holds), and a single PUT are read
@@ -687,7 +714,8 @@ pub fn etag_file_with(
 ///
 /// The input is read to its end. Each result is what [`s3_etag`] gives for that part
 /// size over the same bytes: an [`EtagError`] for a part size outside S3's limits or
-/// an input that needs more than 10,000 parts of it. The outer error is the reader's.
+/// an input that needs more than 10,000 parts of it (or, below the threshold, is larger
+/// than a single PUT takes). The outer error is the reader's.
 ///
 /// ```
 /// use md5x::chains::{etags_by_part_size, s3_etag};
@@ -801,7 +829,7 @@ pub fn etags_by_part_size_with(
         .map(|c| {
             let c = c?;
             if part_count(pos, c.part_size, threshold).is_none() {
-                return Ok(ETag::single(hashers[at(&starts, 0)].finalize()));
+                return single_put(hashers[at(&starts, 0)].finalize(), pos);
             }
             let (mut outer, mut parts) = (c.outer, c.parts);
             if c.start < pos || parts == 0 {
@@ -960,6 +988,9 @@ pub fn etag_files_with(
                 })));
             }
             let first = readers.len();
+            if parts.is_none() && size > limits::MAX_PUT_SIZE {
+                return Plan::Done(Err(invalid(EtagError::PutTooLarge(size))));
+            }
             if parts.is_none() {
                 // A single PUT is read to its end, in case the file holds other than
                 // it says (a `/sys` file says 4096 bytes and holds fewer), up to the
@@ -1013,7 +1044,7 @@ pub fn etag_files_with(
                 // It grew to the threshold while it was read: its ETag is a multipart
                 // one, of what it holds now.
                 None if readers[first].at >= threshold => return stream(readers[first].file),
-                None => ETag::single(hashed[0].finalize()),
+                None => single_put(hashed[0].finalize(), readers[first].at).map_err(invalid)?,
                 Some(p) => {
                     let mut outer = Md5::with_backend(backend);
                     for h in hashed {

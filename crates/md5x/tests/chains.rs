@@ -245,6 +245,45 @@ fn etag_limits() {
     assert!(msg.contains("at most 10000 parts"), "{msg}");
 }
 
+/// A single PUT takes at most 5 GiB: a larger file below the threshold has no ETag S3
+/// could have given it (its real one is `hex-N`), so it is an error, said before any
+/// of it is read; 5 GiB itself is not refused. (Sparse files: nothing is read.)
+#[test]
+fn etag_single_put_over_5_gib_is_an_error() {
+    use md5x::chains::{etag_file, etag_files, limits};
+    let dir = std::env::temp_dir().join(format!("md5x-put-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(limits::MAX_PUT_SIZE + 1).unwrap();
+    std::fs::write(dir.join("small"), b"abc").unwrap();
+    let small = std::fs::File::open(dir.join("small")).unwrap();
+    let want = EtagError::PutTooLarge(limits::MAX_PUT_SIZE + 1);
+    let is_want = |e: &std::io::Error| {
+        e.kind() == std::io::ErrorKind::InvalidInput
+            && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(&want)
+    };
+    for threshold in [6 << 30, u64::MAX] {
+        let e = etag_file(&big, 8 << 20, threshold, 0).unwrap_err();
+        assert!(is_want(&e), "{e}");
+        // Beside a small file, which is hashed all the same.
+        let got = etag_files(&[&f, &small], 8 << 20, threshold);
+        assert!(matches!(&got[0], Err(e) if is_want(e)), "{got:?}");
+        assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
+    }
+    // At the threshold it is a multipart upload, as it would be (not read here).
+    assert_eq!(
+        part_count(limits::MAX_PUT_SIZE + 1, 8 << 20, limits::MAX_PUT_SIZE + 1),
+        Some(641)
+    );
+    let msg = want.to_string();
+    assert!(
+        msg.contains("single PUT") && msg.contains("5368709120"),
+        "{msg}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn etag_parsing() {
     let hex = "b92c0b7f108a97d63e0b49bc2bd039d8";
