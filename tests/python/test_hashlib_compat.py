@@ -229,6 +229,16 @@ def test_argument_counts_and_keywords():
     with pytest.raises(TypeError):
         md5x.md5(b"abc", False)  # usedforsecurity is keyword-only, as in hashlib
 
+    # Ignored, but its truth is asked for, as hashlib asks: an error there is raised.
+    class NoTruth:
+        def __bool__(self):
+            raise RuntimeError("no truth")
+
+    for make in (hashlib.md5, md5x.md5, lambda **kw: md5x.new("md5", **kw)):
+        with pytest.raises(RuntimeError, match="^no truth$"):
+            make(usedforsecurity=NoTruth())
+    assert md5x.md5(usedforsecurity=None).digest() == ref(b"")
+
 
 def test_attributes():
     h = md5x.md5()
@@ -485,6 +495,11 @@ def test_new_is_hashlib_new_for_md5():
         want = error_of(hashlib.new, *args)
         assert want is not None and want[0] is TypeError
         assert error_of(md5x.new, *args)[0] is TypeError, args
+    # A name that is no plain string: hashlib's TypeError and words.
+    for name in [5, None, b"md5", "md5\0", "md5\udc80"]:
+        want = error_of(hashlib.new, name)
+        assert want == (TypeError, "name must be a string"), name
+        assert error_of(md5x.new, name) == want, name
 
 
 def test_file_digest_takes_hashlibs_digest_argument(tmp_path):

@@ -431,7 +431,10 @@ impl Md5Object {
         usedforsecurity: Arg<'_>,
         string: Arg<'_>,
     ) -> PyResult<Self> {
-        let _ = usedforsecurity;
+        // Ignored, but asked for its truth as hashlib asks (which may raise).
+        if let Some(u) = usedforsecurity.0 {
+            u.is_truthy()?;
+        }
         let data = match (data.0, string.0) {
             (Some(_), Some(_)) => {
                 return Err(PyTypeError::new_err(
@@ -590,11 +593,19 @@ fn md5_named(name: &str) -> PyResult<()> {
 )]
 fn new(
     py: Python<'_>,
-    name: &str,
+    name: &Bound<'_, PyAny>,
     data: Arg<'_>,
     usedforsecurity: Arg<'_>,
     string: Arg<'_>,
 ) -> PyResult<Md5Object> {
+    // As `hashlib.new` has it: a name that is not a plain string (another type, a NUL,
+    // a lone surrogate) is a TypeError.
+    let name = name
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok())
+        .filter(|s| !s.contains('\0'))
+        .ok_or_else(|| PyTypeError::new_err("name must be a string"))?;
     md5_named(name)?;
     Md5Object::new(py, data, usedforsecurity, string)
 }
