@@ -547,6 +547,11 @@ def test_s3_etag_of_proc_and_sys_files_is_of_what_they_hold():
     assert [md5x.s3_etag(p) for p in paths] == want
     assert md5x.s3_etags(paths) == want
     assert md5x.hash_files(paths) == want
+    # And in one part (threshold 0): the /sys file was "shrank while it was read".
+    datas = [open(p, "rb").read() for p in paths]
+    want = [etag_reference(d, 5 * MiB, 0) for d in datas]
+    assert [md5x.s3_etag(p, 5 * MiB, 0) for p in paths] == want
+    assert md5x.s3_etags(paths, 5 * MiB, 0) == want
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/fd: Linux")

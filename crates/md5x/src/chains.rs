@@ -558,10 +558,10 @@ impl FromStr for ETag {
 /// Parts of the full part size go in batches of up to [`Backend::lanes`] to a worker
 /// thread, which reads a chunk of each part in turn and runs the lane kernel over all
 /// of them; a shorter last part is hashed on its own. The file's size is read once at
-/// the start; a file at or above the threshold that shrinks while it is read is an
-/// error (`UnexpectedEof`), never a wrong ETag. What has no size to go by (a pipe, a
-/// device, a `/proc` file, which says it is empty), and a single PUT (a file below the
-/// threshold, such as a `/sys` file, which says 4096 bytes and holds fewer), are read
+/// the start; a file of two parts or more that shrinks while it is read is an error
+/// (`UnexpectedEof`), never a wrong ETag. What has no size to go by (a pipe, a device,
+/// a `/proc` file, which says it is empty), a single PUT (a file below the threshold)
+/// and a file of one part (a `/sys` file says 4096 bytes and holds fewer) are read
 /// through to their end, in order, on one thread: the ETag is of what was read.
 /// Settings outside S3's limits give an `InvalidInput` error carrying the
 /// [`EtagError`].
@@ -632,12 +632,13 @@ pub fn etag_file_with(
         // (Said before 5 GiB are read for it.)
         return Err(invalid(EtagError::PutTooLarge(size)));
     }
-    if !meta.is_file() || size == 0 || size < threshold {
+    if !meta.is_file() || size == 0 || size < threshold || size <= part_size {
         // What is not a regular file (a pipe, a device), a file that says it is empty
-        // (a `/proc` file says so whatever it holds), and a single PUT are read
-        // through to their end, in order: the ETag is of what the file holds when
-        // read (a `/sys` file says 4096 bytes and holds fewer; a file that grows to
-        // the threshold meanwhile gets a multipart ETag).
+        // (a `/proc` file says so whatever it holds), a single PUT and a file of one
+        // part are read through to their end, in order: the ETag is of what the file
+        // holds when read (a `/sys` file says 4096 bytes and holds fewer; a file that
+        // grows to the threshold meanwhile gets a multipart ETag). One part is one
+        // thread's work anyway.
         read_to_end(Reported(&file, progress), &mut streaming)?;
         return streaming.finalize().map_err(invalid);
     }
@@ -887,10 +888,11 @@ fn update_all(hashers: &mut [Md5], data: &[u8], threads: usize) {
 /// For many files, such as a tool that checks a directory against a bucket's listing;
 /// [`etag_file`] spreads one file's parts over every core instead. In the order given.
 ///
-/// As in [`etag_file`]: a file at or above the threshold is read up to the size it has
-/// when this starts, and one that shrinks meanwhile is an `UnexpectedEof` error, never
-/// a wrong ETag; a single PUT is read to its end (one that reaches the threshold
-/// meanwhile is read again, for its multipart ETag); what is not a regular file, and
+/// As in [`etag_file`]: a file of two parts or more is read up to the size it has when
+/// this starts, and one that shrinks meanwhile is an `UnexpectedEof` error, never a
+/// wrong ETag; a single PUT, and a file of one part, is read to its end (one that
+/// reaches the threshold, or passes the part size, meanwhile is read again, for the
+/// ETag of what it holds then); what is not a regular file, and
 /// a file that says it is empty (a `/proc` file), is read through to its end, one at a
 /// time (what is not a regular file from its current position, the others from their
 /// start); settings outside S3's limits are an `InvalidInput` error carrying the
@@ -991,14 +993,19 @@ pub fn etag_files_with(
             if parts.is_none() && size > limits::MAX_PUT_SIZE {
                 return Plan::Done(Err(invalid(EtagError::PutTooLarge(size))));
             }
-            if parts.is_none() {
-                // A single PUT is read to its end, in case the file holds other than
-                // it says (a `/sys` file says 4096 bytes and holds fewer), up to the
-                // threshold: one that reaches it is read again below.
+            if parts.is_none() || parts == Some(1) {
+                // A single PUT, or one part, is read to its end, in case the file
+                // holds other than it says (a `/sys` file says 4096 bytes and holds
+                // fewer): a single PUT up to the threshold, one part up to a byte
+                // past the part size; one that reaches it is read again below.
+                let end = match parts {
+                    None => threshold,
+                    _ => part_size.saturating_add(1),
+                };
                 readers.push(PartReader {
                     file,
                     at: 0,
-                    end: threshold,
+                    end,
                     to_eof: true,
                     progress,
                 });
@@ -1040,11 +1047,18 @@ pub fn etag_files_with(
                 r.take().unwrap_or(Ok(()))?;
             }
             let hashed = &hashers[first..first + n];
+            let read = readers[first].at;
             Ok(match parts {
                 // It grew to the threshold while it was read: its ETag is a multipart
                 // one, of what it holds now.
-                None if readers[first].at >= threshold => return stream(readers[first].file),
-                None => single_put(hashed[0].finalize(), readers[first].at).map_err(invalid)?,
+                None if read >= threshold => return stream(readers[first].file),
+                None => single_put(hashed[0].finalize(), read).map_err(invalid)?,
+                // One part that holds other than its size said: past the part size,
+                // more parts, of what it holds now; below the threshold, a single PUT.
+                Some(1) if read > part_size => return stream(readers[first].file),
+                Some(1) if read < threshold => {
+                    single_put(hashed[0].finalize(), read).map_err(invalid)?
+                }
                 Some(p) => {
                     let mut outer = Md5::with_backend(backend);
                     for h in hashed {

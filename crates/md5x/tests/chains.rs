@@ -589,9 +589,8 @@ fn etag_files_matches_one_by_one_every_backend() {
 }
 
 /// A regular file with fewer bytes than its size says (a sysfs file states 4096): as a
-/// single PUT it is read to its end, and its ETag is the MD5 of what it holds; as a
-/// multipart upload (its size at the threshold), no ETag from `etag_files` or
-/// `etag_file`, but the error that says it shrank.
+/// single PUT or as one part it is read to its end, and its ETag is of what it holds.
+/// (A file of more parts that shrinks is an error: `etag_files_reports_a_shrunk_file`.)
 #[cfg(target_os = "linux")]
 #[test]
 fn etag_of_a_file_shorter_than_its_size() {
@@ -616,10 +615,20 @@ fn etag_of_a_file_shorter_than_its_size() {
         want
     );
     assert_eq!(md5x::chains::etag_file(path, p, p, 1).unwrap(), want);
-    let r = md5x::chains::etag_files(&[&f], p, 0).pop().unwrap();
-    assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
-    let r = md5x::chains::etag_file(path, p, 0, 1);
-    assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    // At or below its stated size, the threshold makes it one part by that size: it
+    // is read to its end, as a single PUT is, and its ETag is of what it holds (a
+    // multipart one at threshold 0; a single PUT's where what it holds is below the
+    // threshold). Both gave "file shrank while it was read".
+    for threshold in [0, 1, bytes.len() as u64, bytes.len() as u64 + 1, meta.len()] {
+        let want = s3_etag(&bytes, p, threshold).unwrap();
+        let files = md5x::chains::etag_files(&[&f, &f], p, threshold);
+        for r in files {
+            assert_eq!(r.unwrap(), want, "threshold {threshold}");
+        }
+        let one = md5x::chains::etag_file(path, p, threshold, 1).unwrap();
+        assert_eq!(one, want, "threshold {threshold}");
+    }
+    assert_eq!(s3_etag(&bytes, p, 0).unwrap().parts(), Some(1));
 }
 
 /// A `/proc` file says it is empty whatever it holds: its ETag is of what it holds,
@@ -767,4 +776,61 @@ fn etags_by_part_size_match_one_size_at_a_time() {
     assert_eq!(err.to_string(), "disk on fire");
     // No part sizes: nothing to compute, but the input is still read through.
     assert!(etags_by_part_size(data, &[], 0, 1).unwrap().is_empty());
+}
+
+/// Files that change while `etag_files` reads them (changed from its progress callback,
+/// after the first read): one of two parts that shrinks is an error, never an ETag;
+/// one of one part is read to its end, so its ETag is of what it holds then, a single
+/// PUT's where it shrank below the threshold, more parts where it grew past the part
+/// size.
+#[test]
+fn etag_files_reports_a_shrunk_file() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = std::env::temp_dir().join(format!("md5x-shrink-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (p, threshold) = (8usize << 20, 5u64 << 20);
+    let data = common::bytes((17 << 20) + 3, 77);
+    // (file's first length, its length after the first read)
+    for (from, to) in [
+        (2 * p + 5, 1000),
+        (2 * p + 5, p + 7),
+        (6 << 20, 100_000),
+        (6 << 20, 7 << 20),
+        (6 << 20, p + 1),
+        (6 << 20, 17 << 20),
+    ] {
+        let path = dir.join("f");
+        std::fs::write(&path, &data[..from]).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let changed = AtomicBool::new(false);
+        let change = |_| {
+            if !changed.swap(true, Ordering::Relaxed) {
+                if to < from {
+                    let w = std::fs::OpenOptions::new().write(true).open(&path)?;
+                    w.set_len(to as u64)?;
+                } else {
+                    let mut w = std::fs::OpenOptions::new().append(true).open(&path)?;
+                    std::io::Write::write_all(&mut w, &data[from..to])?;
+                }
+            }
+            Ok(())
+        };
+        let backend = md5x::Backend::active();
+        let got = md5x::chains::etag_files_with(backend, &[&f], p as u64, threshold, &change)
+            .pop()
+            .unwrap();
+        assert!(changed.load(Ordering::Relaxed));
+        if from > p {
+            let e = got.unwrap_err();
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::UnexpectedEof,
+                "{from} -> {to}"
+            );
+        } else {
+            let want = s3_etag(&data[..to], p as u64, threshold).unwrap();
+            assert_eq!(got.unwrap(), want, "{from} -> {to}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
