@@ -329,7 +329,7 @@ impl FromStr for Backend {
 }
 
 /// A backend was named that does not exist, or that this CPU cannot run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct BackendError {
     /// `None`: the name is unknown; `Some(b)`: `b` is known but unsupported here.
     backend: Option<Backend>,
@@ -367,6 +367,16 @@ impl BackendError {
     /// The name that was asked for (at most its first 32 bytes).
     pub fn name(&self) -> &str {
         core::str::from_utf8(&self.name[..usize::from(self.name_len)]).unwrap_or("?")
+    }
+}
+
+impl fmt::Debug for BackendError {
+    /// The backend and the name as text (not the name's inline buffer).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendError")
+            .field("backend", &self.backend)
+            .field("name", &self.name())
+            .finish()
     }
 }
 
@@ -419,6 +429,9 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("unknown backend 'sse9'"), "{msg}");
         assert!(msg.contains("this CPU supports: portable"), "{msg}");
+        // Debug shows the name as text, not its inline buffer.
+        let debug = alloc::format!("{e:?}");
+        assert_eq!(debug, r#"BackendError { backend: None, name: "sse9" }"#);
     }
 
     #[test]

@@ -462,7 +462,8 @@ pub fn s3_etag(data: &[u8], part_size: u64, threshold: u64) -> Result<ETag, Etag
 /// An S3 ETag value: a digest, and the part count of a multipart upload.
 ///
 /// Displays as `hex` or `hex-N`; parses either, with or without the double quotes S3
-/// puts around it.
+/// puts around it, and a part count only as S3 writes it (1 to 10,000, no leading
+/// zeros).
 ///
 /// ```
 /// use md5x::chains::ETag;
@@ -506,11 +507,24 @@ impl ETag {
 }
 
 impl fmt::Display for ETag {
+    /// `hex` or `hex-N`, padded to a width where one is given (`{:>40}`), as
+    /// [`Digest`]'s `Display` is.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.parts {
-            None => write!(f, "{}", self.digest),
-            Some(n) => write!(f, "{}-{n}", self.digest),
+        // 32 hex digits, '-', at most 10 digits of a u32: on the stack.
+        let mut buf = [0u8; 43];
+        buf[..32].copy_from_slice(self.digest.to_hex().as_str().as_bytes());
+        let mut len = 32;
+        if let Some(n) = self.parts {
+            buf[32] = b'-';
+            let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
+            let mut v = n;
+            for d in buf[33..33 + digits].iter_mut().rev() {
+                *d = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+            len = 33 + digits;
         }
+        f.pad(core::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -537,7 +551,9 @@ impl FromStr for ETag {
         let (hex, parts) = match s.split_once('-') {
             None => (s, None),
             Some((hex, n)) => {
-                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                // Digits only, without leading zeros: the one spelling S3 (and
+                // `Display`) gives a count.
+                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.starts_with('0') {
                     return Err(ParseETagError);
                 }
                 let n: u32 = n.parse().map_err(|_| ParseETagError)?;

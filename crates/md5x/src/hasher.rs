@@ -62,6 +62,11 @@ pub(crate) fn md5_with(backend: Backend, data: &[u8]) -> Digest {
 /// With the `std` feature it is an [`std::io::Write`], so `io::copy` can feed it; with the
 /// `digest` feature it implements RustCrypto's traits and drops in for `md5::Md5`.
 ///
+/// Where `digest::Digest` is in scope, `h.finalize()` is that trait's (Rust looks at
+/// trait methods that take the hasher by value before this one, which borrows it): it
+/// consumes the hasher and returns the trait's byte array, as `md5::Md5` does. This
+/// method is then called as `md5x::Md5::finalize(&h)`.
+///
 /// ```
 /// let mut h = md5x::Md5::new();
 /// h.update(b"a");

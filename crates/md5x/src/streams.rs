@@ -740,7 +740,9 @@ impl StreamHasher {
 
     /// The digest of everything fed so far. The hasher is unchanged and can take more
     /// input. Waits for a batch still at the server; hashes the buffered rest on this
-    /// thread.
+    /// thread. (Where `digest::Digest` is in scope, `h.finalize()` is that trait's,
+    /// which consumes the hasher, as for [`Md5`](crate::Md5); this one is then
+    /// `StreamHasher::finalize(&h)`.)
     pub fn finalize(&self) -> Digest {
         let mut state = match self.outstanding {
             true => self.wait_result(),

@@ -302,12 +302,29 @@ fn etag_parsing() {
             .to_string(),
         format!("{hex}-2")
     );
+    // Display pads to a width, as Digest's does.
+    let t: ETag = format!("{hex}-12").parse().unwrap();
+    assert_eq!(
+        format!("{t:>40}|{t:<38}|"),
+        format!("     {hex}-12|{hex}-12   |")
+    );
+    assert_eq!(
+        format!("{:^36}", ETag::single(md5x::md5(b""))),
+        format!("  {}  ", md5x::md5(b""))
+    );
+    assert_eq!(
+        ETag::multipart(md5x::md5(b""), u32::MAX).to_string(),
+        format!("{}-4294967295", md5x::md5(b""))
+    );
     for bad in [
         String::new(),
         format!("{hex}-"),
         format!("{hex}-0"),
         format!("{hex}-10001"),
         format!("{hex}-+3"),
+        format!("{hex}-03"),
+        format!("{hex}-00"),
+        format!("{hex}-010000"),
         format!("{hex}-3x"),
         format!("\"{hex}"),
         hex[1..].to_string(),
