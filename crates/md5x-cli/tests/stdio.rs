@@ -18,6 +18,14 @@ fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     p
 }
 
+/// All that a child writes on its piped standard error, to its end.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut err = String::new();
+    let mut pipe = child.stderr.take().expect("stderr piped");
+    pipe.read_to_string(&mut err).unwrap();
+    err
+}
+
 /// /dev/null opened read-write (`Stdio::null()` opens it write-only for stdout).
 fn null_rw() -> Stdio {
     let f = std::fs::OpenOptions::new()
@@ -74,13 +82,7 @@ fn reader_gone_ends_like_md5sum() {
         // Read a little, then hang up.
         let mut first = [0u8; 10];
         child.stdout.take().unwrap().read_exact(&mut first).unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let err = stderr_of(&mut child);
         let status = child.wait().unwrap();
         assert_eq!(
             status.signal(),
@@ -375,13 +377,7 @@ fn lines_before_a_stream_are_out_before_it_is_read() {
         }
         let status = child.wait().unwrap();
         let lines = reader.join().unwrap();
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let err = stderr_of(&mut child);
         assert_eq!(
             early.as_deref(),
             Ok(first.as_str()),
