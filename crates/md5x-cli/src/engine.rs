@@ -227,7 +227,7 @@ impl EtagStream {
         match self {
             EtagStream::Valid(e) => e.finalize().map_err(invalid),
             EtagStream::Single { md5, threshold, .. } if md5.len() < *threshold => {
-                single_put(md5.finalize(), md5.len())
+                ETag::single_put(md5.finalize(), md5.len()).map_err(invalid)
             }
             EtagStream::Single { err, .. } => Err(invalid(*err)),
         }
@@ -251,15 +251,6 @@ impl Feed for EtagStream {
 /// An S3 settings error, as the library's `etag_file` reports it.
 fn invalid(e: EtagError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, e)
-}
-
-/// The ETag of a single PUT of `size` bytes with MD5 `d`; more than one PUT takes is
-/// an error, as the library's `Etag` says it (no upload could have given that ETag).
-fn single_put(d: Digest, size: u64) -> io::Result<ETag> {
-    if size > limits::MAX_PUT_SIZE {
-        return Err(invalid(EtagError::PutTooLarge(size)));
-    }
-    Ok(ETag::single(d))
 }
 
 /// The sum of a stream (standard input, a pipe, a FIFO), read once, in order.
@@ -842,7 +833,7 @@ fn hash_range(
             Some(Job {
                 mode: Mode::Etag { .. },
                 ..
-            }) => single_put(d, len).map(Sum::etag),
+            }) => ETag::single_put(d, len).map(Sum::etag).map_err(invalid),
             _ => Ok(Sum::md5(d)),
         }
     };

@@ -306,15 +306,6 @@ impl fmt::Display for EtagError {
     }
 }
 
-/// The ETag of a single PUT of `size` bytes whose MD5 is `digest`, or the error for an
-/// object larger than one PUT takes.
-fn single_put(digest: Digest, size: u64) -> Result<ETag, EtagError> {
-    if size > limits::MAX_PUT_SIZE {
-        return Err(EtagError::PutTooLarge(size));
-    }
-    Ok(ETag::single(digest))
-}
-
 impl core::error::Error for EtagError {}
 
 /// The number of parts a multipart upload of `size` bytes uses, or `None` for a
@@ -431,7 +422,7 @@ impl Etag {
                 Some(w) => w.finalize(),
                 None => self.part.finalize(),
             };
-            return single_put(d, self.total);
+            return ETag::single_put(d, self.total);
         };
         if parts > limits::MAX_PARTS {
             return Err(EtagError::TooManyParts {
@@ -484,6 +475,24 @@ impl ETag {
             digest,
             parts: None,
         }
+    }
+
+    /// The ETag of a single PUT of `size` bytes whose MD5 is `digest`, or the error for
+    /// an object larger than one PUT takes ([`limits::MAX_PUT_SIZE`]): no upload gives
+    /// such an object its MD5 as its ETag.
+    ///
+    /// ```
+    /// use md5x::chains::{limits, ETag, EtagError};
+    /// let d = md5x::md5(b"abc");
+    /// assert_eq!(ETag::single_put(d, 3), Ok(ETag::single(d)));
+    /// let big = limits::MAX_PUT_SIZE + 1;
+    /// assert_eq!(ETag::single_put(d, big), Err(EtagError::PutTooLarge(big)));
+    /// ```
+    pub fn single_put(digest: Digest, size: u64) -> Result<Self, EtagError> {
+        if size > limits::MAX_PUT_SIZE {
+            return Err(EtagError::PutTooLarge(size));
+        }
+        Ok(ETag::single(digest))
     }
 
     /// The ETag of a multipart upload of `parts` parts. The count is not checked: S3
@@ -846,7 +855,7 @@ pub fn etags_by_part_size_with(
         .map(|c| {
             let c = c?;
             if part_count(pos, c.part_size, threshold).is_none() {
-                return single_put(hashers[at(&starts, 0)].finalize(), pos);
+                return ETag::single_put(hashers[at(&starts, 0)].finalize(), pos);
             }
             let (mut outer, mut parts) = (c.outer, c.parts);
             if c.start < pos || parts == 0 {
@@ -1068,12 +1077,12 @@ pub fn etag_files_with(
                 // It grew to the threshold while it was read: its ETag is a multipart
                 // one, of what it holds now.
                 None if read >= threshold => return stream(readers[first].file),
-                None => single_put(hashed[0].finalize(), read).map_err(invalid)?,
+                None => ETag::single_put(hashed[0].finalize(), read).map_err(invalid)?,
                 // One part that holds other than its size said: past the part size,
                 // more parts, of what it holds now; below the threshold, a single PUT.
                 Some(1) if read > part_size => return stream(readers[first].file),
                 Some(1) if read < threshold => {
-                    single_put(hashed[0].finalize(), read).map_err(invalid)?
+                    ETag::single_put(hashed[0].finalize(), read).map_err(invalid)?
                 }
                 Some(p) => {
                     let mut outer = Md5::with_backend(backend);
