@@ -1336,6 +1336,17 @@ fn recursive_walk_order_links_and_special_files() {
     }
 }
 
+/// The progress lines drawn on `stderr` (each "\x1b[K[##--...] 1/2 files 1.2 GiB/4.0
+/// GiB 600 MiB/s ETA 0:02"), of which there must be one at least (`what` says where).
+fn drawn<'a>(stderr: &'a str, what: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = stderr
+        .split('\r')
+        .filter(|l| l.contains(" files "))
+        .collect();
+    assert!(!lines.is_empty(), "{what}: no line drawn: {stderr:?}");
+    lines
+}
+
 /// A new directory holding `sparse`, a sparse file of 2 GiB: long enough to hash that
 /// the progress line is drawn several times.
 fn sparse_2gib(name: &str) -> TempDir {
@@ -1368,16 +1379,7 @@ fn progress_in_check_mode_counts_the_listed_files() {
         assert_eq!(shown.code, Some(0), "{args:?}: {}", shown.stderr);
         assert_eq!(shown.out(), plain.out(), "{args:?}");
         // Each line: "\x1b[K[###---...] 1/2 files 1.2 GiB/4.0 GiB 600 MiB/s ETA 0:02".
-        let lines: Vec<&str> = shown
-            .stderr
-            .split('\r')
-            .filter(|l| l.contains(" files "))
-            .collect();
-        assert!(
-            !lines.is_empty(),
-            "{args:?}: no line drawn: {:?}",
-            shown.stderr
-        );
+        let lines = drawn(&shown.stderr, &format!("{args:?}"));
         let last = lines[lines.len() - 1];
         assert!(
             last.contains("/2 files ") && last.contains("/4.0 GiB "),
@@ -1400,12 +1402,7 @@ fn progress_counts_a_file_done_once_hashed() {
     for jobs in ["-j1", "-j2"] {
         let o = md5x(dir.path(), &["--progress", jobs, "a", "sparse", "b"], b"");
         assert_eq!(o.code, Some(0), "{jobs}: {}", o.stderr);
-        let lines: Vec<&str> = o
-            .stderr
-            .split('\r')
-            .filter(|l| l.contains(" files "))
-            .collect();
-        assert!(!lines.is_empty(), "{jobs}: no line drawn: {:?}", o.stderr);
+        let lines = drawn(&o.stderr, jobs);
         for l in &lines {
             // "... 3/3 files 2.0 GiB/2.0 GiB ...": all done only with every byte read.
             let bytes = l.split(" files ").nth(1).unwrap_or("");
@@ -1446,12 +1443,7 @@ fn progress_counts_a_pipe_apart() {
         o.out(),
         format!("{}  pipe\n{}", md5_hex(&data), sparse.out())
     );
-    let lines: Vec<&str> = o
-        .stderr
-        .split('\r')
-        .filter(|l| l.contains(" files "))
-        .collect();
-    assert!(!lines.is_empty(), "no line drawn: {:?}", o.stderr);
+    let lines = drawn(&o.stderr, "pipe");
     for l in &lines {
         assert!(
             l.contains("/2 files ") && l.contains("/2.0 GiB + 1 stream "),
