@@ -540,15 +540,15 @@ def test_s3_etag_of_proc_and_sys_files_is_of_what_they_hold():
     paths = [p for p in ("/proc/version", "/sys/devices/system/cpu/online") if os.path.isfile(p)]
     if not paths:
         pytest.skip("no /proc/version or /sys/devices/system/cpu/online here")
-    want = []
+    datas = []
     for p in paths:
         with open(p, "rb") as f:
-            want.append(hashlib.md5(f.read()).hexdigest())
+            datas.append(f.read())
+    want = [hashlib.md5(d).hexdigest() for d in datas]
     assert [md5x.s3_etag(p) for p in paths] == want
     assert md5x.s3_etags(paths) == want
     assert md5x.hash_files(paths) == want
     # And in one part (threshold 0): the /sys file was "shrank while it was read".
-    datas = [open(p, "rb").read() for p in paths]
     want = [etag_reference(d, 5 * MiB, 0) for d in datas]
     assert [md5x.s3_etag(p, 5 * MiB, 0) for p in paths] == want
     assert md5x.s3_etags(paths, 5 * MiB, 0) == want
