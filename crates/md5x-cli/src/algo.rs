@@ -46,10 +46,11 @@ const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-/// A size for `--part-size` / `--threshold`: a positive whole number of bytes, with an
-/// optional suffix (any case): K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024, as
-/// the AWS CLI reads K, M, G, T), or KB, MB, GB, TB (powers of 1000). Zero, overflow
-/// and anything else are `None`.
+/// A size for `--part-size` / `--threshold`: a whole number of bytes, with an optional
+/// suffix (any case): K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024, as the AWS CLI
+/// reads K, M, G, T), or KB, MB, GB, TB (powers of 1000). Overflow and anything else
+/// are `None`. Zero is a size here (a threshold of 0 puts every file in parts, an empty
+/// one too); the caller refuses a part size of 0.
 pub fn parse_size(s: &[u8]) -> Option<u64> {
     let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
     if digits == 0 {
@@ -70,7 +71,7 @@ pub fn parse_size(s: &[u8]) -> Option<u64> {
         b"tb" => 1_000_000_000_000,
         _ => return None,
     };
-    n.checked_mul(mult).filter(|&v| v > 0)
+    n.checked_mul(mult)
 }
 
 /// A size as people write it: `16 MiB`, `1 GiB`, `300 KiB`, `5000001 bytes`.
@@ -299,10 +300,10 @@ mod tests {
         assert_eq!(parse_size(b"5GiB"), Some(5 << 30));
         assert_eq!(parse_size(b"2T"), Some(2 << 40));
         assert_eq!(parse_size(b"3tb"), Some(3_000_000_000_000));
+        assert_eq!(parse_size(b"0"), Some(0));
+        assert_eq!(parse_size(b"0MiB"), Some(0));
         for bad in [
             &b""[..],
-            b"0",
-            b"0MiB",
             b"5XB",
             b"MiB",
             b"-5",

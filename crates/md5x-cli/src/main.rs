@@ -354,7 +354,8 @@ md5x extensions:
       --etag            print the S3 ETag of each file: its MD5 below the
                           multipart threshold, else hex-N for N parts
       --part-size=SIZE  ETag part size (default 8MiB, as the AWS CLI)
-      --threshold=SIZE  ETag multipart threshold (default 8MiB)
+      --threshold=SIZE  ETag multipart threshold (default 8MiB; 0: every file
+                          in parts, an empty one too)
                         SIZE is bytes, with an optional suffix (any case):
                           KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024,
                           as the AWS CLI reads K, M, G, T), KB, MB, GB, TB
@@ -511,14 +512,20 @@ fn run(closed: [bool; 3]) -> ! {
                 } else {
                     ("threshold", "--threshold")
                 };
+                // A threshold may be 0 (every file in parts); a part size may not.
                 match algo::parse_size(v.as_bytes()) {
-                    Some(n) if opt == Opt::PartSize => s.part_size = Some(n),
-                    Some(n) => s.threshold = Some(n),
-                    None => {
+                    Some(n) if opt == Opt::PartSize && n > 0 => s.part_size = Some(n),
+                    Some(n) if opt == Opt::Threshold => s.threshold = Some(n),
+                    _ => {
                         let mut m = format!("invalid {what}: ").into_bytes();
                         m.extend_from_slice(&quote::quote_arg(v.as_bytes(), locale_is_utf8()));
+                        m.extend_from_slice(if opt == Opt::PartSize {
+                            &b" (a positive number of bytes"[..]
+                        } else {
+                            b" (a number of bytes"
+                        });
                         m.extend_from_slice(
-                            b" (a positive number of bytes, with an optional suffix: \
+                            b", with an optional suffix: \
                               K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB, TB)",
                         );
                         usage_fail(&prog, Some(&m));

@@ -925,8 +925,6 @@ fn size_and_option_errors() {
     fs::write(dir.join("a"), b"abc").unwrap();
     for bad in [
         "5XB",
-        "0",
-        "0MiB",
         "",
         "1.5M",
         "5 MiB",
@@ -940,9 +938,14 @@ fn size_and_option_errors() {
             let o = md5x(dir, &["--etag", opt, bad, "a"], b"");
             assert_eq!(o.code, Some(1), "{opt} {bad}");
             assert!(o.stdout.is_empty());
+            let kind = if what == "part size" {
+                "a positive"
+            } else {
+                "a"
+            };
             assert!(
                 o.stderr
-                    .starts_with(&format!("md5x: invalid {what}: '{bad}' (a positive number")),
+                    .starts_with(&format!("md5x: invalid {what}: '{bad}' ({kind} number")),
                 "{}",
                 o.stderr
             );
@@ -953,6 +956,52 @@ fn size_and_option_errors() {
             assert_eq!(o.code, Some(1));
         }
     }
+    // A part size of 0 is no size; a threshold of 0 puts every file in parts, an empty
+    // one too: one empty part, the MD5 of the empty part's MD5, then -1.
+    for zero in ["0", "0MiB"] {
+        let o = md5x(dir, &["--etag", "--part-size", zero, "a"], b"");
+        assert!(
+            o.stderr.starts_with(&format!(
+                "md5x: invalid part size: '{zero}' (a positive number"
+            )),
+            "{}",
+            o.stderr
+        );
+        assert_eq!((o.stdout.len(), o.code), (0, Some(1)));
+    }
+    fs::write(dir.join("empty"), b"").unwrap();
+    let empty_parts = etag_ref(b"", 8 * MIB, 0);
+    let abc_parts = etag_ref(b"abc", 8 * MIB, 0);
+    assert!(empty_parts.ends_with("-1") && abc_parts.ends_with("-1"));
+    for zero in ["0", "0KB"] {
+        let o = md5x(
+            dir,
+            &["--etag", "--threshold", zero, "empty", "a", "-"],
+            b"",
+        );
+        assert_eq!(
+            o.out(),
+            format!("{empty_parts}  empty\n{abc_parts}  a\n{empty_parts}  -\n"),
+            "{}",
+            o.stderr
+        );
+        assert_eq!(o.code, Some(0));
+    }
+    // Checked: the -1 line is right for the empty file, and the plain MD5 is not (a
+    // single PUT, below a threshold of 0, is not possible).
+    fs::write(
+        dir.join("sums0"),
+        format!("{empty_parts}  empty\nd41d8cd98f00b204e9800998ecf8427e  empty\n"),
+    )
+    .unwrap();
+    let o = md5x(dir, &["--etag", "--threshold", "0", "-c", "sums0"], b"");
+    assert_eq!(
+        o.out(),
+        "empty: OK (one part)\nempty: FAILED\n",
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.code, Some(1));
     // A bad number of jobs is quoted as the other bad values are (GNU's quote).
     for bad in ["abc", "-1", ""] {
         let o = md5x(dir, &["-j", bad, "a"], b"");
