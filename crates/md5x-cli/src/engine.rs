@@ -280,7 +280,9 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             // in the lanes), then the first that gives the target is reported (every
             // size gives the same one-part ETag; check mode then says "one part").
             let sizes = crate::algo::COMMON_PART_SIZES;
+            let total = std::cell::Cell::new(0u64);
             let count = |n| {
+                total.set(total.get() + n);
                 cfg.read_bytes(n);
                 Ok(())
             };
@@ -296,7 +298,7 @@ fn hash_stream<R: Read>(r: &mut R, mode: Mode, cfg: &Config) -> Hashed {
             Ok(match first_match(&sizes, &tags, target) {
                 Some(p) => matched(target, p),
                 None if below => no_match(target, Some(SearchMiss::BelowThreshold)),
-                None => no_match(target, Some(SearchMiss::Stream)),
+                None => no_match(target, stream_miss(total.get(), target)),
             })
         }
     }
@@ -323,6 +325,20 @@ fn first_match(sizes: &[u64], tags: &[Result<ETag, EtagError>], target: ETag) ->
         .zip(tags)
         .find(|(_, t)| t.as_ref() == Ok(&target))
         .map(|(&p, _)| p)
+}
+
+/// What a stream's search that matched none leaves open, now that its `size` is known:
+/// nothing when one part was asked and a common size gave it (one part's ETag is the
+/// same at every part size: an empty or short input, as for a regular file), that no
+/// part size could when none gives the parts asked, and otherwise the sizes not tried.
+fn stream_miss(size: u64, target: ETag) -> Option<SearchMiss> {
+    let parts = target.parts().unwrap_or(1);
+    let candidates = crate::algo::part_size_candidates(size, parts);
+    match candidates.first() {
+        None => Some(SearchMiss::Impossible { size, parts }),
+        Some(p) if parts <= 1 && crate::algo::COMMON_PART_SIZES.contains(p) => None,
+        Some(_) => Some(SearchMiss::Stream),
+    }
 }
 
 /// A search's result when part size `p` gave `target`.

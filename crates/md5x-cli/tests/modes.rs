@@ -345,6 +345,34 @@ fn etag_defaults_and_part_size_search() {
         "{}",
         o.stderr
     );
+    // Once a stream has ended its size is known: a short one read whole (an empty file,
+    // which states 0 bytes as a /proc file does, or standard input) has the same
+    // one-part ETag at every part size, so its FAILED is final, as for a short regular
+    // file; and parts no size could give are said to be so.
+    fs::write(dir.join("empty"), b"").unwrap();
+    let wrong_one = "00000000000000000000000000000000-1";
+    fs::write(
+        dir.join("sums-short"),
+        format!("{wrong_one}  empty\n{wrong_one}  -\n"),
+    )
+    .unwrap();
+    let o = md5x(dir, &["--etag", "-c", "sums-short"], b"abc");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str()),
+        (
+            "empty: FAILED\n-: FAILED\n",
+            "md5x: WARNING: 2 computed checksums did NOT match\n"
+        )
+    );
+    fs::write(dir.join("sums-two"), format!("{}-2  -\n", &wrong_one[..32])).unwrap();
+    let o = md5x(dir, &["--etag", "-c", "sums-two"], &pattern(100));
+    assert_eq!(o.out(), "-: FAILED\n");
+    assert!(
+        o.stderr
+            .contains("-: no part size S3 accepts (5 MiB to 5 GiB) cuts 100 bytes into 2 parts"),
+        "{}",
+        o.stderr
+    );
     // Below an explicit threshold, a file or a stream would have been one PUT.
     let below = "big: smaller than --threshold, so uploaded in one piece: its ETag would \
                  have no -N\n";
