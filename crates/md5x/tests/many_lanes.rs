@@ -104,6 +104,25 @@ fn counts_around_the_lane_count() {
     }
 }
 
+/// The last messages ending in the same run: one still in its whole blocks or its
+/// two-block padding (a tail of 56 to 63 bytes) while another ends, so the scalar
+/// cut-over takes over lanes in every state (whole blocks left, one padding block or
+/// two).
+#[test]
+fn last_messages_ending_in_one_run() {
+    let data = bytes(400, 9);
+    for a in 112..=136 {
+        for b in (0..=72).chain([120, 127, 128, 184, 190]) {
+            let (x, y) = (&data[..a], &data[3..][..b]);
+            check_all(&[x, y], &format!("pair {a}, {b}"));
+            check_all(&[y, x], &format!("pair {b}, {a}"));
+            if b % 8 == 0 {
+                check_all(&[x, y, &data[1..][..a - 60]], &format!("three {a}, {b}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn random_large_unaligned_and_repeated() {
     let data = bytes(3 << 20, 3);
