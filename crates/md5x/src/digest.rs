@@ -431,6 +431,24 @@ mod tests {
         ] {
             assert_eq!(Digest::from_base64(s), Err(err), "{s:?}");
         }
+        // The 22nd character carries 2 bits and 4 spare ones: of the 64 characters,
+        // exactly the 4 with the spare bits clear are read, each as what it encodes.
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let high = Digest::from_base64(good).unwrap().0[15] & !3;
+        let mut read = 0;
+        for (v, &c) in ALPHABET.iter().enumerate() {
+            let s = format!("DMF1ucDxtqgxw5niaXcmY{}==", c as char);
+            match Digest::from_base64(&s) {
+                Ok(d) => {
+                    assert_eq!(v & 15, 0, "{s}");
+                    assert_eq!(d.0[15], high | (v >> 4) as u8, "{s}");
+                    assert_eq!(d.to_base64().as_str(), s);
+                    read += 1;
+                }
+                Err(e) => assert_eq!((e, v & 15 != 0), (bad(21), true), "{s}"),
+            }
+        }
+        assert_eq!(read, 4);
         // Non-ASCII: é is two bytes, neither of them base64.
         assert_eq!(Digest::from_base64("éMF1ucDxtqgxw5niaXcmYQ=="), Err(bad(0)));
         assert!(bad(7).to_string().contains("position 7"));
