@@ -485,6 +485,8 @@ impl ETag {
     /// use md5x::chains::{limits, ETag, EtagError};
     /// let d = md5x::md5(b"abc");
     /// assert_eq!(ETag::single_put(d, 3), Ok(ETag::single(d)));
+    /// // 5 GiB itself is one PUT; a byte more is not.
+    /// assert_eq!(ETag::single_put(d, limits::MAX_PUT_SIZE), Ok(ETag::single(d)));
     /// let big = limits::MAX_PUT_SIZE + 1;
     /// assert_eq!(ETag::single_put(d, big), Err(EtagError::PutTooLarge(big)));
     /// ```
@@ -653,9 +655,10 @@ pub fn etag_file_with(
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     let size = meta.len();
-    if meta.is_file() && size > limits::MAX_PUT_SIZE && size < threshold {
-        // (Said before 5 GiB are read for it.)
-        return Err(invalid(EtagError::PutTooLarge(size)));
+    if meta.is_file() && size < threshold {
+        // The single PUT's limit, said before 5 GiB are read for it (the check alone:
+        // the digest comes later).
+        ETag::single_put(Digest::new([0; 16]), size).map_err(invalid)?;
     }
     if !meta.is_file() || size == 0 || size < threshold || size <= part_size {
         // What is not a regular file (a pipe, a device), a file that says it is empty
@@ -1015,8 +1018,11 @@ pub fn etag_files_with(
                 })));
             }
             let first = readers.len();
-            if parts.is_none() && size > limits::MAX_PUT_SIZE {
-                return Plan::Done(Err(invalid(EtagError::PutTooLarge(size))));
+            if parts.is_none() {
+                // The single PUT's limit, before the read (the check alone).
+                if let Err(e) = ETag::single_put(Digest::new([0; 16]), size) {
+                    return Plan::Done(Err(invalid(e)));
+                }
             }
             if parts.is_none() || parts == Some(1) {
                 // A single PUT, or one part, is read to its end, in case the file
