@@ -1027,6 +1027,35 @@ fn stdin_forms_match() {
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
+/// With `POSIXLY_CORRECT` set, options end at the first operand, as in md5sum: what
+/// follows is read as file names (the other cases run without it).
+#[test]
+fn posixly_correct_ends_options_at_the_first_operand() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("posix");
+    let dir = &tmp.0;
+    fs::write(dir.join("a"), b"hello\n").unwrap();
+    fs::write(dir.join("s1"), b"b1946ac92492d2347c6235b4d2611184  a\n").unwrap();
+    let mut fails = Vec::new();
+    for s in [
+        "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" a --tag",
+        "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" --tag a -b",
+        "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" a -- a",
+        "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" -c s1 --quiet",
+        "POSIXLY_CORRECT= exec -a md5sum \"$0\" -z a -c",
+        // Unset, options still come after operands.
+        "exec -a md5sum \"$0\" a --tag",
+    ] {
+        let g = bash(dir, &gnu, s, &[]);
+        let m = bash(dir, Path::new(MD5X), s, &[]);
+        fails.extend(differs(s, &g, &m));
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// Operands that name one pipe (`/dev/stdin`, `/dev/fd/0`, `-`) are read in turn, the
 /// first to its end, as md5sum reads them, also when worker threads read the other
 /// files ahead: a worker that opens a pipe leaves it to be read in operand order.
