@@ -255,6 +255,36 @@ fn etag_defaults_and_part_size_search() {
         assert_eq!(o.code, Some(0));
     }
 
+    // A file exactly at the threshold is a multipart upload, so searched as one, as a
+    // file and as a stream (a byte below, it is one PUT: the note says so).
+    let at = ["--etag", "--threshold", "17MiB"];
+    let o = md5x(
+        dir,
+        &[&at[..], &["--part-size", "16MiB", "big"]].concat(),
+        b"",
+    );
+    assert_eq!(o.out(), lines.lines().next().unwrap().to_string() + "\n");
+    fs::write(dir.join("sums-at"), &o.stdout).unwrap();
+    fs::write(dir.join("sums-at-stdin"), o.out().replace("  big", "  -")).unwrap();
+    let o = md5x(dir, &[&at[..], &["-c", "sums-at"]].concat(), b"");
+    assert_eq!(o.out(), "big: OK (part size 16 MiB)\n", "{}", o.stderr);
+    let o = md5x(
+        dir,
+        &[&at[..], &["-c", "sums-at-stdin"]].concat(),
+        &pattern(17 * MIB),
+    );
+    assert_eq!(o.out(), "-: OK (part size 16 MiB)\n", "{}", o.stderr);
+    let above = ["--etag", "--threshold", "17825793", "-c"];
+    for (list, name) in [("sums-at", "big"), ("sums-at-stdin", "-")] {
+        let o = md5x(dir, &[&above[..], &[list]].concat(), &pattern(17 * MIB));
+        assert_eq!(o.out(), format!("{name}: FAILED\n"));
+        assert!(
+            o.stderr.contains("smaller than --threshold"),
+            "{}",
+            o.stderr
+        );
+    }
+
     // The file on standard input of check mode (`-` in the list): the streaming search.
     let hex = first.split("  ").next().unwrap().to_string();
     fs::write(dir.join("sums-stdin"), format!("{hex}  -\n")).unwrap();
