@@ -458,6 +458,15 @@ def test_file_digest_of_files(tmp_path):
 def test_file_digest_of_bytesio_and_custom_readers():
     data = rand_bytes(1_000_003)
     assert md5x.file_digest(io.BytesIO(data)).digest() == ref(data)
+    # A BytesIO is hashed whole, wherever its position, which stays (hashlib takes
+    # its getbuffer(), where a file is read from its position).
+    for pos in (0, 2, len(data)):
+        ours, theirs = io.BytesIO(data), io.BytesIO(data)
+        ours.seek(pos)
+        theirs.seek(pos)
+        want = hashlib.file_digest(theirs, "md5").digest()
+        assert md5x.file_digest(ours).digest() == want == ref(data), pos
+        assert ours.tell() == theirs.tell() == pos
 
     class Dribble:
         """A binary reader that returns short reads."""
