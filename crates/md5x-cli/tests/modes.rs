@@ -828,6 +828,16 @@ fn base64_sums_match_the_hex_ones_and_check() {
              md5x: one: 1 improperly formatted line holds a base64 sum: check it with --base64\n"
         )
     );
+    // With --etag, where --base64 is refused, the note does not point at it.
+    let o = md5x(dir, &["-c", "--etag", "one"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.code, o.stderr.as_str()),
+        (
+            "",
+            Some(1),
+            "md5x: one: no properly formatted checksum lines found\n"
+        )
+    );
     // A changed file fails; a sum spelled as the command never writes it (the last
     // character's spare bits set, so it decodes to the same bytes) is misformatted.
     fs::write(dir.join("plain"), b"changed").unwrap();
