@@ -43,6 +43,12 @@ fn md5_par_vectors() {
             want,
             "P{k} len {len}"
         );
+        // Reset forgets what was fed, buffered bytes too.
+        let mut h = ParMd5::new(k).unwrap();
+        h.update(&message(len + 3, 7));
+        h.reset();
+        h.update(message(len, 0));
+        assert_eq!(h.finalize().to_string(), want, "reset, P{k} len {len}");
     }
 }
 
@@ -775,6 +781,21 @@ fn etags_by_part_size_match_one_size_at_a_time() {
             assert_eq!(got, want, "{b}: len {len}");
         }
     });
+    // One candidate, or a few, each size alone: the whole input's hasher is kept for
+    // the single PUT below the threshold (the list above always held sizes that kept
+    // it for other reasons).
+    for (few, len) in [
+        (&sizes[..1], 6 * MIB),
+        (&sizes[1..2], 9 * MIB),
+        (&sizes[..3], 0),
+    ] {
+        let data = &data[..len as usize];
+        for threshold in [0, 8 * MIB, u64::MAX] {
+            let want: Vec<_> = few.iter().map(|&p| s3_etag(data, p, threshold)).collect();
+            let got = etags_by_part_size(data, few, threshold, 1).unwrap();
+            assert_eq!(got, want, "{few:?}, len {len}, threshold {threshold}");
+        }
+    }
     // More candidates than one kernel's lanes, each with a part starting apart from
     // the others': the streams are split over the threads.
     let many: Vec<u64> = (0..60).map(|i| 5 * MIB + 4096 * i).collect();
