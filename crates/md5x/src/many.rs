@@ -1159,6 +1159,9 @@ mod tests {
             (ends.len(), ends[0], ends[15], ends[16]),
             (17, 48, 768, 773)
         );
+        // Exactly 8 lane sets a worker is enough.
+        let ends = tuning::batch_ends(2 * 8 * 48, 2, 48, || panic!("sizes asked"));
+        assert_eq!((ends.len(), ends[0], ends[15]), (16, 48, 768));
         // Sizes that overflow a sum (sparse files): no panic, one batch each.
         assert_eq!(cut(&[u64::MAX / 2; 3], 2), [1, 2, 3]);
         // No bytes at all (empty files, errors): batches of `cap`.

@@ -39,6 +39,20 @@ fn env_forces_each_supported_backend() {
     }
 }
 
+/// Empty, the variable is as if unset; a name may have spaces around it.
+#[test]
+fn env_empty_or_spaced() {
+    let out = child("child_reports_active", "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let want = format!("ACTIVE={}", md5x::Backend::detected());
+    assert!(stdout.contains(&want), "{stdout}");
+    let out = child("child_reports_active", " portable\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ACTIVE=portable"), "{stdout}");
+    assert_eq!(" portable\n".parse(), Ok(md5x::Backend::Portable));
+}
+
 #[test]
 fn env_with_unknown_backend_fails_loudly() {
     let out = child("child_reports_active", "quantum");
