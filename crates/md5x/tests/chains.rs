@@ -45,7 +45,7 @@ fn md5_par_vectors() {
         );
         // Reset forgets what was fed, buffered bytes too.
         let mut h = ParMd5::new(k).unwrap();
-        h.update(&message(len + 3, 7));
+        h.update(message(len + 3, 7));
         h.reset();
         h.update(message(len, 0));
         assert_eq!(h.finalize().to_string(), want, "reset, P{k} len {len}");
@@ -822,7 +822,8 @@ fn etags_by_part_size_match_one_size_at_a_time() {
 /// after the first read): one of two parts that shrinks is an error, never an ETag;
 /// one of one part is read to its end, so its ETag is of what it holds then, a single
 /// PUT's where it shrank below the threshold, more parts where it grew past the part
-/// size.
+/// size, and one below the threshold that grew to it is in parts. Then `etag_file`
+/// with a file of one part (exactly a part too) that grows.
 #[test]
 fn etag_files_reports_a_shrunk_file() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -838,6 +839,10 @@ fn etag_files_reports_a_shrunk_file() {
         (6 << 20, 7 << 20),
         (6 << 20, p + 1),
         (6 << 20, 17 << 20),
+        // Below the threshold when opened, at or past it once read: the ETag of what
+        // it holds, in parts.
+        (4 << 20, 5 << 20),
+        (4 << 20, (6 << 20) + 1),
     ] {
         let path = dir.join("f");
         std::fs::write(&path, &data[..from]).unwrap();
@@ -870,6 +875,36 @@ fn etag_files_reports_a_shrunk_file() {
         } else {
             let want = s3_etag(&data[..to], p as u64, threshold).unwrap();
             assert_eq!(got.unwrap(), want, "{from} -> {to}");
+        }
+    }
+    // etag_file, for a file of one part (exactly a part, or less) that grows once
+    // read: the ETag of all it holds, in as many parts as that takes.
+    let p = 5usize << 20;
+    for (from, to) in [(p, p + 1), (p - 10, p + 20), (p, 2 * p + 1)] {
+        let path = dir.join("g");
+        std::fs::write(&path, &data[..from]).unwrap();
+        let changed = AtomicBool::new(false);
+        let grow = |_| {
+            if !changed.swap(true, Ordering::Relaxed) {
+                let mut w = std::fs::OpenOptions::new().append(true).open(&path)?;
+                std::io::Write::write_all(&mut w, &data[from..to])?;
+            }
+            Ok(())
+        };
+        for threads in [1, 2] {
+            changed.store(false, Ordering::Relaxed);
+            std::fs::write(&path, &data[..from]).unwrap();
+            let got = md5x::chains::etag_file_with(
+                md5x::Backend::active(),
+                &path,
+                p as u64,
+                p as u64,
+                threads,
+                &grow,
+            );
+            assert!(changed.load(Ordering::Relaxed));
+            let want = s3_etag(&data[..to], p as u64, p as u64).unwrap();
+            assert_eq!(got.unwrap(), want, "{from} -> {to}, {threads} threads");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
