@@ -451,6 +451,34 @@ fn lanes_random_chunks_interleaved() {
     for_each_backend(|b| lanes_random(b, &inputs, 99 + b as u64));
 }
 
+/// Closed slots complete once a lane set of them is waiting, without a flush: a
+/// caller that only opens, feeds and closes holds a bounded number of them.
+#[test]
+fn lanes_complete_without_flush() {
+    for_each_backend(|b| {
+        let mut lanes: Lanes<usize> = Lanes::with_backend(b);
+        let mut done = 0;
+        for t in 0..1000 {
+            let mut s = lanes.open(t);
+            lanes.feed(&mut s, &[t as u8; 10]);
+            lanes.close(s);
+            assert!(
+                lanes.pending() <= 2 * lanes.lanes(),
+                "{b}: {}",
+                lanes.pending()
+            );
+            for (t, d) in lanes.completions() {
+                assert_eq!(<[u8; 16]>::from(d), reference(&[t as u8; 10]), "{b}");
+                done += 1;
+            }
+        }
+        assert!(
+            done + lanes.pending() == 1000 && done >= 1000 - 2 * lanes.lanes(),
+            "{b}"
+        );
+    });
+}
+
 #[test]
 fn lanes_dropped_slots_never_complete() {
     for_each_backend(|b| {
