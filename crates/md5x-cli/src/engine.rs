@@ -773,14 +773,10 @@ fn hash_range(
                     part_size,
                     threshold,
                 } => match regular_size(&f) {
-                    // The single PUT's limit, said before 5 GiB are read for it (the
-                    // check alone: the digest comes later).
-                    Some(size) if size < threshold => {
-                        match ETag::single_put(md5x::Digest::new([0; 16]), size) {
-                            Err(e) => Err(invalid(e)),
-                            Ok(_) => read_file(f, arena, cfg, solo, defer_streams),
-                        }
-                    }
+                    // The single PUT's limit, said before 5 GiB are read for it.
+                    Some(size) if size < threshold => limits::check_single_put(size)
+                        .map_err(invalid)
+                        .and_then(|()| read_file(f, arena, cfg, solo, defer_streams)),
                     Some(size) if !solo => match hold_parts(f, size, part_size, threshold) {
                         Ok(parts) => Ok(parts),
                         Err(f) => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),

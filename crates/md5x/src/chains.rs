@@ -263,6 +263,23 @@ pub mod limits {
     pub const MAX_PUT_SIZE: u64 = 5 << 30;
     /// The AWS CLI's default part size and multipart threshold: 8 MiB.
     pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
+
+    /// Whether one PUT takes an object of `size` bytes: the error for a larger one
+    /// ([`MAX_PUT_SIZE`]). [`ETag::single_put`](super::ETag::single_put) checks this;
+    /// callers that know the size before they read (a file's length) check it first.
+    ///
+    /// ```
+    /// use md5x::chains::{limits, EtagError};
+    /// assert_eq!(limits::check_single_put(limits::MAX_PUT_SIZE), Ok(()));
+    /// let big = limits::MAX_PUT_SIZE + 1;
+    /// assert_eq!(limits::check_single_put(big), Err(EtagError::PutTooLarge(big)));
+    /// ```
+    pub const fn check_single_put(size: u64) -> Result<(), super::EtagError> {
+        if size > MAX_PUT_SIZE {
+            return Err(super::EtagError::PutTooLarge(size));
+        }
+        Ok(())
+    }
 }
 
 /// Why an S3 ETag cannot be computed with these settings.
@@ -491,9 +508,7 @@ impl ETag {
     /// assert_eq!(ETag::single_put(d, big), Err(EtagError::PutTooLarge(big)));
     /// ```
     pub fn single_put(digest: Digest, size: u64) -> Result<Self, EtagError> {
-        if size > limits::MAX_PUT_SIZE {
-            return Err(EtagError::PutTooLarge(size));
-        }
+        limits::check_single_put(size)?;
         Ok(ETag::single(digest))
     }
 
@@ -656,9 +671,8 @@ pub fn etag_file_with(
     let meta = file.metadata()?;
     let size = meta.len();
     if meta.is_file() && size < threshold {
-        // The single PUT's limit, said before 5 GiB are read for it (the check alone:
-        // the digest comes later).
-        ETag::single_put(Digest::new([0; 16]), size).map_err(invalid)?;
+        // The single PUT's limit, said before 5 GiB are read for it.
+        limits::check_single_put(size).map_err(invalid)?;
     }
     if !meta.is_file() || size == 0 || size < threshold || size <= part_size {
         // What is not a regular file (a pipe, a device), a file that says it is empty
@@ -1019,8 +1033,8 @@ pub fn etag_files_with(
             }
             let first = readers.len();
             if parts.is_none() {
-                // The single PUT's limit, before the read (the check alone).
-                if let Err(e) = ETag::single_put(Digest::new([0; 16]), size) {
+                // The single PUT's limit, before the read.
+                if let Err(e) = limits::check_single_put(size) {
                     return Plan::Done(Err(invalid(e)));
                 }
             }
