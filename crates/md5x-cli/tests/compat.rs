@@ -947,6 +947,18 @@ fn bash(dir: &Path, prog: &Path, script: &str, args: &[&str]) -> std::process::O
         .unwrap()
 }
 
+/// Each bash script run once with md5sum as `$0` and once with md5x, in `dir`: same
+/// exit status, stdout and stderr, or the differences in the panic.
+fn assert_scripts_match(gnu: &Path, dir: &Path, scripts: &[&str]) {
+    let mut fails = Vec::new();
+    for s in scripts {
+        let g = bash(dir, gnu, s, &[]);
+        let m = bash(dir, Path::new(MD5X), s, &[]);
+        fails.extend(differs(s, &g, &m));
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// How `m` (md5x) differs from `g` (md5sum) in exit status, stdout or stderr, as a
 /// report line under `what`; `None` if it does not.
 fn differs(what: &str, g: &std::process::Output, m: &std::process::Output) -> Option<String> {
@@ -978,7 +990,6 @@ fn stdin_forms_match() {
     let tmp = TempDir::new("stdin");
     let dir = &tmp.0;
     fs::write(dir.join("a"), b"hello\n").unwrap();
-    let sh = |prog: &Path, script: &str| bash(dir, prog, script, &[]);
     let scripts = [
         "exec -a md5sum \"$0\" <&-",
         "exec -a md5sum \"$0\" - a <&-",
@@ -1018,13 +1029,7 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" --help > /dev/full",
         "exec -a md5sum \"$0\" --version > /dev/full",
     ];
-    let mut fails = Vec::new();
-    for s in scripts {
-        let g = sh(&gnu, s);
-        let m = sh(Path::new(MD5X), s);
-        fails.extend(differs(s, &g, &m));
-    }
-    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    assert_scripts_match(&gnu, dir, &scripts);
 }
 
 /// With `POSIXLY_CORRECT` set, options end at the first operand, as in md5sum: what
@@ -1039,8 +1044,7 @@ fn posixly_correct_ends_options_at_the_first_operand() {
     let dir = &tmp.0;
     fs::write(dir.join("a"), b"hello\n").unwrap();
     fs::write(dir.join("s1"), b"b1946ac92492d2347c6235b4d2611184  a\n").unwrap();
-    let mut fails = Vec::new();
-    for s in [
+    let scripts = [
         "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" a --tag",
         "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" --tag a -b",
         "POSIXLY_CORRECT=1 exec -a md5sum \"$0\" a -- a",
@@ -1048,12 +1052,8 @@ fn posixly_correct_ends_options_at_the_first_operand() {
         "POSIXLY_CORRECT= exec -a md5sum \"$0\" -z a -c",
         // Unset, options still come after operands.
         "exec -a md5sum \"$0\" a --tag",
-    ] {
-        let g = bash(dir, &gnu, s, &[]);
-        let m = bash(dir, Path::new(MD5X), s, &[]);
-        fails.extend(differs(s, &g, &m));
-    }
-    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    ];
+    assert_scripts_match(&gnu, dir, &scripts);
 }
 
 /// Operands that name one pipe (`/dev/stdin`, `/dev/fd/0`, `-`) are read in turn, the
