@@ -569,10 +569,18 @@ pub mod tuning {
             .ok()
             .and_then(|t| open_files_limit(&t));
         match limit {
-            Some(Some(n)) => {
-                usize::try_from(n.saturating_sub(32) / 2).map_or(most, |c| c.min(most))
-            }
-            _ => most,
+            Some(limit) => open_file_cap_under(limit, most),
+            None => most,
+        }
+    }
+
+    /// [`open_file_cap`]'s arithmetic for a soft limit of `limit` open files (`None`:
+    /// unlimited): half of what lies beyond 32, at most `most`.
+    #[cfg(feature = "std")]
+    pub(crate) fn open_file_cap_under(limit: Option<u64>, most: usize) -> usize {
+        match limit {
+            Some(n) => usize::try_from(n.saturating_sub(32) / 2).map_or(most, |c| c.min(most)),
+            None => most,
         }
     }
 
@@ -1096,6 +1104,23 @@ mod tests {
         // (Not under Miri: its isolation allows no file system.)
         #[cfg(not(miri))]
         assert!(tuning::open_file_cap(128) <= 128);
+        // The arithmetic at the limits a test cannot set for the whole process (the
+        // command's test runs at 40, where the cap is 4): `ulimit -n 64` leaves 16,
+        // 32 or below none, and a high or no limit what was asked.
+        let cap = tuning::open_file_cap_under;
+        assert_eq!(cap(Some(64), 128), 16);
+        assert_eq!(cap(Some(65), 128), 16);
+        assert_eq!(cap(Some(66), 128), 17);
+        assert_eq!(cap(Some(40), 128), 4);
+        assert_eq!(cap(Some(33), 128), 0);
+        assert_eq!(cap(Some(32), 128), 0);
+        assert_eq!(cap(Some(0), 128), 0);
+        assert_eq!(cap(Some(1024), 128), 128);
+        assert_eq!(cap(Some(288), 128), 128);
+        assert_eq!(cap(Some(287), 128), 127);
+        assert_eq!(cap(Some(u64::MAX), 128), 128);
+        assert_eq!(cap(None, 128), 128);
+        assert_eq!(cap(None, 7), 7);
     }
 
     /// `file_sizes`: a regular file's size, 0 for a directory, a missing path and no
