@@ -13,7 +13,7 @@
 
 use std::io::{self, BufRead, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI8, Ordering};
 
 use md5x::chains::{limits::DEFAULT_PART_SIZE, ETag};
@@ -321,12 +321,12 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
         Box::new(io::stdin().lock())
     } else {
-        match std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
+        match engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
             Ok(f) => {
                 let regular = f.metadata().is_ok_and(|m| m.is_file());
                 if let (Some(p), true) = (&progress, regular) {
                     // (Opened again: the read ahead keeps its own position.)
-                    if let Ok(again) = std::fs::File::open(std::ffi::OsStr::from_bytes(file)) {
+                    if let Ok(again) = engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
                         p.add_list(listed_files(again, o.algo, o.base64));
                         count_chunks = false;
                     }

@@ -17,7 +17,7 @@ use std::io::{self, Read, Seek};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -36,9 +36,13 @@ const CHUNK: usize = 1 << 20;
 /// Files at least this large are read on a helper thread while hashing.
 const PIPELINE_MIN: u64 = 16 << 20;
 
-/// Whether standard input was closed when the program started (the Rust runtime then
-/// puts /dev/null there; md5sum would see EBADF).
-pub static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
+/// Which of the standard descriptors were closed when the program started: bit `n`
+/// for descriptor `n` (0, 1, 2). md5x put /dev/null in their slots (see `main.rs`'s
+/// `closed_std_fds`), where md5sum would see EBADF, and no such file behind
+/// `/dev/stdin` and the like ([`open`]).
+pub static CLOSED_STD: AtomicU8 = AtomicU8::new(0);
+/// The errno of a missing file.
+const ENOENT: i32 = 2;
 /// Whether standard input was open only for writing when the program started.
 pub static STDIN_WRITE_ONLY: AtomicBool = AtomicBool::new(false);
 /// Whether standard input has been read.
@@ -179,7 +183,70 @@ pub fn hash_stdin(cfg: &Config, mode: Mode) -> Hashed {
 /// writing (Rust's stdin takes the EBADF of either for the end of the input, which
 /// would hash as empty; md5sum reports it).
 pub fn stdin_readable() -> bool {
-    !STDIN_CLOSED.load(Ordering::Relaxed) && !STDIN_WRITE_ONLY.load(Ordering::Relaxed)
+    !stdin_closed() && !STDIN_WRITE_ONLY.load(Ordering::Relaxed)
+}
+
+/// Whether standard input was closed when the program started.
+pub fn stdin_closed() -> bool {
+    CLOSED_STD.load(Ordering::Relaxed) & 1 != 0
+}
+
+/// Opens a file named on the command line or in a checksum list. A name that leads
+/// to a standard descriptor closed at start-up (`/dev/stdin`, `/dev/fd/1`,
+/// `/proc/self/fd/2`, `/proc/thread-self/fd/0`, or a link to one) is not found, as
+/// md5sum does not find it: md5x put /dev/null in that slot, and would otherwise
+/// hash /dev/null under that name (and `-c` call an empty file's sum OK).
+pub fn open(p: &Path) -> io::Result<File> {
+    let closed = CLOSED_STD.load(Ordering::Relaxed);
+    if closed != 0 && leads_to_std_fd(p, closed) {
+        return Err(io::Error::from_raw_os_error(ENOENT));
+    }
+    File::open(p)
+}
+
+/// Whether `path`, its symbolic links followed, names this process's descriptor 0, 1
+/// or 2 in `/proc` where the descriptor's bit is set in `fds`. Each step finds the
+/// real directory of the name (`/dev/fd` is `/proc/self/fd`, itself `/proc/<pid>/fd`)
+/// and stops at a process's `fd` directory, whose entries are links the kernel does
+/// not resolve as text. A name that does not resolve is left to the open to report.
+fn leads_to_std_fd(path: &Path, fds: u8) -> bool {
+    let pid = std::process::id().to_string();
+    let mut p = path.to_path_buf();
+    // As many links as the kernel follows before it gives up (ELOOP).
+    for _ in 0..40 {
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return false;
+        };
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let Ok(dir) = std::fs::canonicalize(parent) else {
+            return false;
+        };
+        let parts: Vec<_> = dir.iter().map(|c| c.as_encoded_bytes()).collect();
+        let fd_dir = match parts[..] {
+            [b"/", b"proc", _, b"fd"] => Some(parts[2]),
+            [b"/", b"proc", _, b"task", _, b"fd"] => Some(parts[2]),
+            _ => None,
+        };
+        if let Some(owner) = fd_dir {
+            let fd = match name.as_encoded_bytes() {
+                b"0" => 0,
+                b"1" => 1,
+                b"2" => 2,
+                _ => return false,
+            };
+            return owner == pid.as_bytes() && fds >> fd & 1 != 0;
+        }
+        match std::fs::read_link(dir.join(name)) {
+            // (An absolute target replaces the directory.)
+            Ok(target) => p = dir.join(target),
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// A hasher that takes the input in order.
@@ -767,7 +834,7 @@ fn hash_range(
             // PUT's: the MD5), are read and hashed side by side with the batch's
             // other files (a file that grows to the threshold meanwhile is hashed
             // again, below); so are the parts of the batch's multipart ETags.
-            let r = File::open(p).and_then(|f| match mode {
+            let r = open(p).and_then(|f| match mode {
                 Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
                 &Mode::Etag {
                     part_size,
@@ -839,7 +906,7 @@ fn hash_range(
             }) if len >= *threshold => {
                 // It grew to the threshold while it was read: its ETag is a multipart
                 // one, of what it holds now.
-                let f = File::open(p)?;
+                let f = open(p)?;
                 match hash_path(f, p, *mode, cfg, solo, threads, false)? {
                     Read1::Done(sum) => Ok(sum),
                     _ => Err(lost()),
@@ -1333,6 +1400,56 @@ mod tests {
 
     /// The tests that hold large files, one at a time (they share `DEFERRED`).
     static HOLDING: Mutex<()> = Mutex::new(());
+
+    /// `leads_to_std_fd` finds this process's descriptors 0-2 behind each name Linux
+    /// gives them, and behind a link to one, only for the descriptors asked about;
+    /// never another process's, another descriptor, or a name that does not resolve.
+    #[test]
+    fn names_of_standard_descriptors() {
+        let dir = std::env::temp_dir().join(format!("md5x-stdfd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("in");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/dev/stdin", &link).unwrap();
+        let chain = dir.join("chain");
+        let _ = std::fs::remove_file(&chain);
+        std::os::unix::fs::symlink("in", &chain).unwrap();
+        let pid = format!("/proc/{}/fd/2", std::process::id());
+        let found = |p: &str, fds: u8| leads_to_std_fd(Path::new(p), fds);
+        let all = [
+            ("/dev/stdin", 1),
+            ("/dev/fd/0", 1),
+            ("/proc/self/fd/0", 1),
+            ("/proc/thread-self/fd/0", 1),
+            ("/dev/stdout", 2),
+            ("/dev/fd/1", 2),
+            ("/dev/stderr", 4),
+            (&pid, 4),
+            (link.to_str().unwrap(), 1),
+            (chain.to_str().unwrap(), 1),
+        ];
+        for (p, bit) in all {
+            assert!(found(p, bit), "{p}");
+            assert!(found(p, 7), "{p}");
+            assert!(!found(p, 7 & !bit), "{p}");
+            assert!(!found(p, 0), "{p}");
+        }
+        for p in [
+            "/dev/null",
+            "/proc/self/fd/3",
+            "/proc/self/fd/00",
+            "/proc/self/fd",
+            "/proc/1/fd/0",
+            "/dev/stdin/x",
+            "/nonexistent/fd/0",
+            "fd/0",
+            "/",
+            "",
+        ] {
+            assert!(!found(p, 7), "{p}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// A large file leaves at most `SMALL_MAX + 1` bytes in the arena, however much room
     /// the arena has (it grows by doubling, and a batch of large files held their whole

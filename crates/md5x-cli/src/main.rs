@@ -164,7 +164,8 @@ fn locale_is_utf8() -> bool {
 /// (`/proc/self/fd/N` missing; without /proc, none is taken as closed). The closed ones
 /// are then opened on /dev/null, lowest first, as Rust's start-up code would have
 /// done, so that no file md5x opens later can take their place: writes to a closed
-/// stdout and reads of a closed stdin are refused by md5x itself (EBADF, as md5sum).
+/// stdout and reads of a closed stdin are refused by md5x itself (EBADF, as md5sum),
+/// and their names (`/dev/stdin`, `/dev/fd/1`, ...) find no file (`engine::open`).
 #[cfg_attr(test, allow(dead_code))]
 fn closed_std_fds() -> [bool; 3] {
     if std::fs::metadata("/proc/self/fd").is_err() {
@@ -628,7 +629,8 @@ fn run(closed: [bool; 3]) -> ! {
         write_and_exit(&prog, stdout, speed::run);
     }
 
-    engine::STDIN_CLOSED.store(closed[0], Ordering::Relaxed);
+    let mask = closed.iter().rev().fold(0, |m, &c| m << 1 | u8::from(c));
+    engine::CLOSED_STD.store(mask, Ordering::Relaxed);
     engine::STDIN_WRITE_ONLY.store(std_state(0, closed[0]) == Std::WrongWay, Ordering::Relaxed);
     let stdout_tty = io::stdout().is_terminal();
 
@@ -673,7 +675,7 @@ fn run(closed: [bool; 3]) -> ! {
     if let Some(p) = &progress {
         p.finish();
     }
-    if engine::READ_STDIN.load(Ordering::Relaxed) && engine::STDIN_CLOSED.load(Ordering::Relaxed) {
+    if engine::READ_STDIN.load(Ordering::Relaxed) && engine::stdin_closed() {
         ctx.out.flush();
         ctx.error(b"standard input: Bad file descriptor");
         std::process::exit(1);
