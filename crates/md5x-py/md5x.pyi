@@ -87,6 +87,27 @@ def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> 
     more than 10,000 parts, or a single PUT (below the threshold) over 5 GiB.
     """
 
+@final
+class S3Etag:
+    """A streaming S3 ETag, for an object not in a file (an upload as it is sent).
+
+    hexdigest() gives what s3_etag gives for a file of the bytes fed. ValueError
+    here for a part size outside 5 MiB to 5 GiB; from hexdigest() for more than
+    10,000 parts, or a single PUT over 5 GiB. Safe to share between threads.
+    """
+
+    def __init__(
+        self, data: Buffer = b"", *, part_size: int = 8388608, threshold: int = 8388608
+    ) -> None: ...
+    @property
+    def part_size(self) -> int: ...
+    @property
+    def threshold(self) -> int: ...
+    def update(self, data: Buffer, /) -> None: ...
+    def hexdigest(self) -> str:
+        """ "hex" below the threshold, else "hex-N" for N parts."""
+    def copy(self) -> S3Etag: ...
+
 @overload
 def s3_etags(
     paths: Iterable[_Path],

@@ -1,4 +1,4 @@
-"""What hashlib lacks: hash_many, hash_files, s3_etag, s3_etags, md5_par, backend.
+"""What hashlib lacks: hash_many, hash_files, s3_etag, S3Etag, s3_etags, md5_par, backend.
 
 References: hashlib for plain MD5, and the Python definitions in docs/modes.md for
 MD5-P(K) and S3 ETags.
@@ -533,6 +533,79 @@ def test_s3_etag_against_the_python_definition(tmp_path):
         assert md5x.s3_etag(str(p)) == etag_reference(data, 8 * MiB, 8 * MiB)
 
 
+def feed_in_pieces(h, data):
+    # Random pieces, as an upload arrives: bytes, bytearray and memoryview slices.
+    pos = 0
+    kinds = (bytes, bytearray, memoryview)
+    while pos < len(data):
+        n = RNG.choice((1, 63, 64, 65, 4096, 300_000, 2 * MiB + 7))
+        h.update(RNG.choice(kinds)(data[pos : pos + n]))
+        pos += n
+
+
+def test_streaming_s3_etag_against_the_python_definition():
+    part = 5 * MiB
+    sizes = [0, 1, 1000, part - 1, part, part + 1, 2 * part, 2 * part + 12_345]
+    for size in sizes:
+        data = RNG.randbytes(size)
+        for threshold in (0, 1, part - 1, part, part + 1, 3 * part):
+            want = etag_reference(data, part, threshold)
+            h = md5x.S3Etag(part_size=part, threshold=threshold)
+            assert (h.part_size, h.threshold) == (part, threshold)
+            feed_in_pieces(h, data)
+            assert h.hexdigest() == want, (size, threshold)
+            assert h.hexdigest() == want  # hexdigest leaves the state as it was
+            assert md5x.S3Etag(data, part_size=part, threshold=threshold).hexdigest() == want
+        # The defaults: 8 MiB parts and threshold, as s3_etag's.
+        assert md5x.S3Etag(data).hexdigest() == etag_reference(data, 8 * MiB, 8 * MiB)
+
+
+def test_streaming_s3_etag_copy_settings_and_errors():
+    part = 5 * MiB
+    data = RNG.randbytes(part + 100)
+    h = md5x.S3Etag(data[:part], part_size=part, threshold=part)
+    c = h.copy()
+    h.update(data[part:])
+    assert c.hexdigest() == etag_reference(data[:part], part, part)
+    assert h.hexdigest() == etag_reference(data, part, part)
+    assert (c.part_size, c.threshold) == (part, part)
+    # Settings S3 refuses are refused here, as by s3_etag.
+    for bad in (part - 1, 0, -1, 5 * 1024 * MiB + 1, 1 << 70):
+        with pytest.raises(ValueError, match="part size .* outside S3's limits"):
+            md5x.S3Etag(part_size=bad)
+    for bad in (-1, 1 << 64):
+        with pytest.raises(ValueError, match="threshold"):
+            md5x.S3Etag(threshold=bad)
+    md5x.S3Etag(part_size=5 * 1024 * MiB, threshold=(1 << 64) - 1)
+    # Like md5: text is refused, and so is a non-contiguous buffer.
+    with pytest.raises(TypeError, match="Strings must be encoded before hashing"):
+        md5x.S3Etag().update("abc")
+    with pytest.raises(TypeError):
+        md5x.S3Etag("abc")
+    with pytest.raises(BufferError):
+        md5x.S3Etag().update(memoryview(b"abcdef")[::2])
+    # The settings are keyword-only: a second positional argument is a mistake.
+    with pytest.raises(TypeError):
+        md5x.S3Etag(b"", part)
+
+
+def test_streaming_s3_etag_shared_between_threads():
+    # Each update is atomic: pieces fed from several threads at once all count.
+    import threading
+
+    part = 5 * MiB
+    piece = bytes(range(256)) * 4096  # 1 MiB
+    h = md5x.S3Etag(part_size=part, threshold=0)
+    threads = [
+        threading.Thread(target=lambda: [h.update(piece) for _ in range(4)]) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert h.hexdigest() == etag_reference(piece * 16, part, 0)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and /sys: Linux")
 def test_s3_etag_of_proc_and_sys_files_is_of_what_they_hold():
     # A /proc file says it is empty, a /sys file says 4096 bytes: both are read
@@ -856,7 +929,7 @@ def test_stubs_ship_with_the_module():
     stub = (pkg / "__init__.pyi").read_text()
     for name in ("class md5", "def new", "def file_digest", "def hash_many", "def hash_files"):
         assert name in stub
-    for name in ("def s3_etag", "def s3_etags", "def md5_par", "def backend"):
+    for name in ("def s3_etag", "class S3Etag", "def s3_etags", "def md5_par", "def backend"):
         assert name in stub
 
 
@@ -912,11 +985,14 @@ def test_signatures_are_readable():
     import inspect
 
     for f in (md5x.md5, md5x.file_digest, md5x.hash_many, md5x.hash_files, md5x.s3_etag,
-              md5x.s3_etags, md5x.md5_par):
+              md5x.S3Etag, md5x.s3_etags, md5x.md5_par):
         sig = inspect.signature(f)
         for p in sig.parameters.values():
             assert p.default is not Ellipsis, (f.__name__, str(sig))
     assert str(inspect.signature(md5x.s3_etag)) == "(path, part_size=8388608, threshold=8388608)"
+    assert str(inspect.signature(md5x.S3Etag)) == (
+        "(data=b'', *, part_size=8388608, threshold=8388608)"
+    )
     assert str(inspect.signature(md5x.s3_etags)) == (
         "(paths, /, part_size=8388608, threshold=8388608, *, jobs=None, errors='raise')"
     )

@@ -9,7 +9,7 @@
 //! the GIL released. (`hash_many` copies such buffers of up to a chunk whole, in
 //! batches of bounded size, and the larger ones a chunk at a time into its lanes.)
 //!
-//! Locking: a `md5` object keeps its state in a `Mutex`. Two rules make this
+//! Locking: a `md5` or `S3Etag` object keeps its state in a `Mutex`. Two rules make this
 //! deadlock-free. No thread ever blocks on that mutex while it holds the GIL: every
 //! lock goes through `lock_py_attached`, which lets the GIL go before it waits. And no
 //! Python code runs while the mutex is held: the buffer is requested from its exporter
@@ -395,23 +395,39 @@ impl Md5Object {
         }
     }
 
-    /// The state, locked without ever waiting for the lock while holding the GIL.
     fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Md5> {
-        self.state
-            .lock_py_attached(py)
-            .unwrap_or_else(PoisonError::into_inner)
+        lock_state(&self.state, py)
     }
 
     fn absorb(&self, py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Some(small) = small_input(obj) {
-            self.lock(py).update(&small);
-            return Ok(());
-        }
-        let data = resolve(obj)?;
-        let mut guard = self.lock(py);
-        let h: &mut Md5 = &mut guard;
-        feed(py, &data, &mut |d: &[u8]| h.update(d))
+        absorb(py, obj, &self.state, |h: &mut Md5, d: &[u8]| h.update(d))
     }
+}
+
+/// A streaming object's state, locked without ever waiting for the lock while holding
+/// the GIL.
+fn lock_state<'a, T>(state: &'a Mutex<T>, py: Python<'_>) -> MutexGuard<'a, T> {
+    state
+        .lock_py_attached(py)
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Feeds the buffer `obj` to the state behind `state` with `update`, as one atomic
+/// update: the buffer is resolved (which may run Python) before the lock is taken.
+fn absorb<T: Send>(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    state: &Mutex<T>,
+    update: fn(&mut T, &[u8]),
+) -> PyResult<()> {
+    if let Some(small) = small_input(obj) {
+        update(&mut lock_state(state, py), &small);
+        return Ok(());
+    }
+    let data = resolve(obj)?;
+    let mut guard = lock_state(state, py);
+    let h: &mut T = &mut guard;
+    feed(py, &data, &mut |d: &[u8]| update(h, d))
 }
 
 #[pymethods]
@@ -1493,6 +1509,74 @@ fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
     Ok((part_size, threshold))
 }
 
+/// S3Etag(data=b"", *, part_size=8 MiB, threshold=8 MiB): a streaming S3 ETag, for
+/// an object that is not in a file (an upload as it is sent, a body in memory): feed
+/// it with `update`, then `hexdigest()` gives what `s3_etag` gives for a file of those
+/// bytes ("hex" below the threshold, else "hex-N").
+///
+/// A part size outside S3's limits (5 MiB to 5 GiB) raises ValueError here, and so does
+/// `hexdigest()` for what no upload could have been (more than 10,000 parts, or a
+/// single PUT over 5 GiB). Safe to share between threads, as `md5` is.
+#[pyclass(name = "S3Etag", module = "md5x", frozen)]
+struct EtagObject {
+    state: Mutex<Etag>,
+}
+
+#[pymethods]
+impl EtagObject {
+    #[new]
+    #[pyo3(
+        signature = (data = Arg(None), *, part_size = 8 << 20, threshold = 8 << 20),
+        text_signature = "(data=b'', *, part_size=8388608, threshold=8388608)"
+    )]
+    fn new(py: Python<'_>, data: Arg<'_>, part_size: i128, threshold: i128) -> PyResult<Self> {
+        let (part_size, threshold) = etag_settings(part_size, threshold)?;
+        let e =
+            Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let e = EtagObject {
+            state: Mutex::new(e),
+        };
+        if let Some(d) = data.0 {
+            e.update(py, &d)?;
+        }
+        Ok(e)
+    }
+
+    /// Feed more bytes of the object (any object supporting the buffer protocol).
+    #[pyo3(signature = (data, /))]
+    fn update(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        absorb(py, data, &self.state, |e: &mut Etag, d: &[u8]| e.update(d))
+    }
+
+    /// The ETag of the bytes fed so far: 32 lowercase hex digits, then "-N" for a
+    /// multipart upload of N parts.
+    fn hexdigest(&self, py: Python<'_>) -> PyResult<String> {
+        let tag = lock_state(&self.state, py).finalize();
+        tag.map(|t| t.to_string())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// A copy of this object: the two are independent from now on.
+    fn copy(&self, py: Python<'_>) -> Self {
+        EtagObject {
+            state: Mutex::new(lock_state(&self.state, py).clone()),
+        }
+    }
+
+    /// The part size in bytes.
+    #[getter]
+    fn part_size(&self, py: Python<'_>) -> u64 {
+        lock_state(&self.state, py).part_size()
+    }
+
+    /// The multipart threshold in bytes: an object at least this large is a
+    /// multipart upload.
+    #[getter]
+    fn threshold(&self, py: Python<'_>) -> u64 {
+        lock_state(&self.state, py).threshold()
+    }
+}
+
 /// md5_par(data, k): the MD5-P(K) digest (16 bytes) of a buffer; K is 4, 8 or 16.
 #[pyfunction]
 #[pyo3(signature = (data, k))]
@@ -1527,6 +1611,7 @@ fn md5x_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Backend::from_env().map_err(|e| PyValueError::new_err(format!("MD5X_BACKEND: {e}")))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Md5Object>()?;
+    m.add_class::<EtagObject>()?;
     m.add_function(wrap_pyfunction!(new, m)?)?;
     m.add_function(wrap_pyfunction!(file_digest, m)?)?;
     m.add_function(wrap_pyfunction!(hash_many, m)?)?;
