@@ -136,11 +136,11 @@ echo "== pytest (S3 ETags against moto)"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv 2>/dev/null || { apt_install python3-venv; python3 -m venv .venv; }
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8'
-.venv/bin/python -m pytest -q tests/s3
+# The Python module first: its ETags are checked against S3 too.
+.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy ./crates/md5x-py
+.venv/bin/python -m pytest -q -rs tests/s3
 
 echo "== pytest (Python module md5x against hashlib)"
-.venv/bin/python -m pip install -q --disable-pip-version-check numpy ./crates/md5x-py
 .venv/bin/python -m pytest -q -rs tests/python
 
 # Some tests need Python 3.12+ (buffers exported by Python code, PEP 688) and skip on

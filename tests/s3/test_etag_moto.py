@@ -4,7 +4,8 @@ equal md5x's byte for byte.
 
 Run by scripts/test.sh (which installs moto[server], boto3 and pytest in .venv/).
 md5x's side is the `etag` example of the md5x crate (and the `md5x --etag` command
-when it is built), run once over all files of a case.
+when it is built), run once over all files of a case, and the Python module's
+`S3Etag` and `s3_etags`.
 """
 
 import os
@@ -64,8 +65,8 @@ def md5x_etags(files, part_size, threshold):
     return tags
 
 
-@pytest.mark.parametrize("part_size,threshold,sizes", CASES)
-def test_etags_match_s3(s3, tmp_path, part_size, threshold, sizes):
+def upload(s3, tmp_path, part_size, threshold, sizes):
+    """The case's files, written and uploaded, and the ETags S3 gave them."""
     files = []
     for i, size in enumerate(sizes):
         f = tmp_path / f"obj-{i}-{size}"
@@ -83,7 +84,30 @@ def test_etags_match_s3(s3, tmp_path, part_size, threshold, sizes):
     # Sanity: the cases do exercise both single PUT and multipart uploads.
     for size, tag in zip(sizes, expected):
         assert ("-" in tag) == (size >= threshold), (size, tag)
+    return files, expected
+
+
+@pytest.mark.parametrize("part_size,threshold,sizes", CASES)
+def test_etags_match_s3(s3, tmp_path, part_size, threshold, sizes):
+    files, expected = upload(s3, tmp_path, part_size, threshold, sizes)
     assert md5x_etags(files, part_size, threshold) == expected
+
+
+@pytest.mark.parametrize("part_size,threshold,sizes", CASES)
+def test_python_etags_match_s3(s3, tmp_path, part_size, threshold, sizes):
+    # The Python module (scripts/test.sh installs it first): the streaming S3Etag,
+    # fed as an upload is sent, and s3_etags over the files.
+    md5x = pytest.importorskip("md5x")
+    files, expected = upload(s3, tmp_path, part_size, threshold, sizes)
+    streamed = []
+    for f in files:
+        e = md5x.S3Etag(part_size=part_size, threshold=threshold)
+        with open(f, "rb") as fh:
+            while chunk := fh.read(3 * MiB + 1):
+                e.update(chunk)
+        streamed.append(e.hexdigest())
+    assert streamed == expected
+    assert md5x.s3_etags(files, part_size, threshold) == expected
 
 
 def test_too_many_parts_is_an_error_not_an_etag(tmp_path):
