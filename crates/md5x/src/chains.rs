@@ -172,6 +172,18 @@ impl ParMd5 {
     }
 }
 
+#[cfg(feature = "std")]
+write_by_update! {
+    /// Feeds the bytes written, so a reader can be copied in with `std::io::copy`.
+    ///
+    /// ```
+    /// let mut h = md5x::chains::ParMd5::new(8).unwrap();
+    /// std::io::copy(&mut &[7u8; 5000][..], &mut h).unwrap();
+    /// assert_eq!(h.finalize(), md5x::chains::md5_par(&[7; 5000], 8).unwrap());
+    /// ```
+    ParMd5, update
+}
+
 impl fmt::Debug for ParMd5 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ParMd5")
@@ -453,6 +465,23 @@ impl Etag {
         }
         Ok(ETag::multipart(outer.finalize(), parts as u32))
     }
+}
+
+#[cfg(feature = "std")]
+write_by_update! {
+    /// Feeds the bytes written, so an object can be copied in with `std::io::copy` (for
+    /// a file, [`etag_file`] reads and hashes its parts side by side, on every core).
+    ///
+    /// ```
+    /// use md5x::chains::Etag;
+    /// let body = vec![3u8; 6 << 20];
+    /// let mut e = Etag::new(5 << 20, 5 << 20).unwrap();
+    /// std::io::copy(&mut &body[..], &mut e).unwrap();
+    /// let tag = e.finalize().unwrap();
+    /// assert_eq!(tag.parts(), Some(2));
+    /// assert_eq!(tag, md5x::chains::s3_etag(&body, 5 << 20, 5 << 20).unwrap());
+    /// ```
+    Etag, update
 }
 
 /// S3 ETag of bytes in memory.

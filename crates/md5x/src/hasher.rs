@@ -194,19 +194,7 @@ impl core::fmt::Debug for Md5 {
 }
 
 #[cfg(feature = "std")]
-impl std::io::Write for Md5 {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.update_bytes(buf);
-        Ok(buf.len())
-    }
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.update_bytes(buf);
-        Ok(())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+write_by_update!(Md5, update_bytes);
 
 #[cfg(test)]
 mod tests {

@@ -42,6 +42,29 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+/// `std::io::Write` for a hasher type whose `$update(&mut self, &[u8])` feeds it: every
+/// write takes all it is given, and a flush has nothing to do. Doc comments before the
+/// type go on the impl.
+#[cfg(feature = "std")]
+macro_rules! write_by_update {
+    ($(#[$attr:meta])* $ty:ty, $update:ident) => {
+        $(#[$attr])*
+        impl std::io::Write for $ty {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.$update(buf);
+                Ok(buf.len())
+            }
+            fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+                self.$update(buf);
+                Ok(())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+    };
+}
+
 mod backend;
 pub mod chains;
 #[cfg(feature = "std")]
