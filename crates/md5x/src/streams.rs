@@ -1280,4 +1280,108 @@ mod tests {
         h.len = data.len() as u64;
         assert_eq!(h.finalize(), crate::md5(&data));
     }
+
+    /// A handle on `server` with one batch of 4096 bytes of `byte` at the server.
+    fn with_batch_queued(server: &Server, byte: u8) -> StreamHasher {
+        let mut h = server.hasher();
+        h.buf.resize(4096, byte);
+        h.len = 4096;
+        h.submit();
+        h
+    }
+
+    /// A waker that drops a handle when it is woken. A combiner wakes the owner of a
+    /// batch it has hashed after it has taken the stream's next batch to queue it and
+    /// before it queues it, with no lock held: a handle dropped from the waker is
+    /// dropped in that window every time, where a thread dropping its handle hits it
+    /// only by chance.
+    struct DropOnWake(Mutex<Option<StreamHasher>>);
+
+    impl std::task::Wake for DropOnWake {
+        fn wake(self: Arc<Self>) {
+            drop(lock(&self.0).take());
+        }
+    }
+
+    /// A handle dropped while its batch is being hashed, with its next batch handed
+    /// in, leaves nothing at the server: the next batch is not queued again. (Queued,
+    /// it would count in `queued` until another stream's combiner hashed it for
+    /// nothing, and meanwhile no stream would find itself alone and hash in place.)
+    #[test]
+    fn a_handle_dropped_during_a_run_leaves_nothing_queued() {
+        let server = Server::with_config(Backend::Portable, 4096);
+        let mut h = with_batch_queued(&server, 1);
+        h.buf.resize(4096, 2);
+        assert!(matches!(h.hand_in(), HandIn::Done));
+        let ret = Arc::clone(&h.ret);
+        assert_eq!(lock(&ret.m).next.len(), 1);
+        let dropper = Arc::new(DropOnWake(Mutex::new(Some(h))));
+        lock(&ret.m).waker = Some(Waker::from(dropper));
+        let mut q = lock(&server.inner.q);
+        q.combiners += 1;
+        server.inner.combine(q, &Ret::default(), Mode::OneRun);
+        assert!(
+            lock(&ret.m).closed,
+            "the handle was not dropped during the run"
+        );
+        let st = server.stats();
+        assert_eq!(
+            (st.queued, st.pending, st.batches),
+            (0, 0, 1),
+            "the dropped handle's next batch was queued: {st:?}"
+        );
+        assert_eq!(
+            (st.handles, st.in_flight, st.combiners),
+            (0, 0, 0),
+            "{st:?}"
+        );
+    }
+
+    /// A combiner whose run leaves enough queued for a second combiner promotes the
+    /// blocked owner of a queued batch to one, and counts it in `combiners`, since
+    /// the owner gives the role back when it is done. Uncounted, the count went below
+    /// zero: a panic in debug builds; in release builds a count at which no thread
+    /// takes the role again, so that every writer that blocks waits forever.
+    #[test]
+    fn a_promoted_owner_counts_as_a_combiner() {
+        let mut server = Server::with_config(Backend::Portable, 4096);
+        // Runs of one batch, and a second combiner only from three queued batches,
+        // on any machine: the owner, finding this thread combining and two batches
+        // queued, blocks instead of combining too, and the run below takes one of
+        // four, leaving three.
+        let inner = Arc::get_mut(&mut server.inner).unwrap();
+        inner.max_take = 1;
+        inner.full_run = 3;
+        inner.max_combiners = 2;
+        // This thread holds the combiner role (and runs it below).
+        lock(&server.inner.q).combiners += 1;
+        let first = with_batch_queued(&server, 1);
+        let owner = with_batch_queued(&server, 2);
+        let owner_ret = Arc::clone(&owner.ret);
+        let owner = std::thread::spawn(move || owner.finalize());
+        while lock(&owner_ret.m).waiting == 0 {
+            assert!(!owner.is_finished(), "the owner did not block");
+            std::thread::yield_now();
+        }
+        let rest = [with_batch_queued(&server, 3), with_batch_queued(&server, 4)];
+        assert_eq!(server.stats().pending, 4);
+        // Takes `first`'s batch and promotes the owner to hash its own.
+        let q = lock(&server.inner.q);
+        server.inner.combine(q, &Ret::default(), Mode::OneRun);
+        // (Bounded, so that a change that leaves the owner blocked fails, not hangs.)
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !owner.is_finished() {
+            assert!(Instant::now() < deadline, "the owner is still blocked");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let digest = owner.join().expect("the promoted owner panicked");
+        assert_eq!(digest, crate::md5(&[2; 4096]));
+        let st = server.stats();
+        assert_eq!(st.combiners, 0, "{st:?}");
+        assert_eq!((st.runs, st.batches, st.pending), (2, 2, 2), "{st:?}");
+        assert_eq!(first.finalize(), crate::md5(&[1; 4096]));
+        drop((first, rest));
+        let st = server.stats();
+        assert_eq!((st.handles, st.queued, st.pending), (0, 0, 0), "{st:?}");
+    }
 }
