@@ -24,9 +24,9 @@ class _BufferedBytes(Protocol):
 class md5:
     """A streaming MD5 object, like hashlib.md5's; safe to share between threads."""
 
-    def __init__(
-        self, data: Buffer = b"", *, usedforsecurity: bool = True, string: Buffer = ...
-    ) -> None: ...
+    def __new__(
+        cls, data: Buffer = b"", *, usedforsecurity: bool = True, string: Buffer = ...
+    ) -> md5: ...
     @property
     def name(self) -> Literal["md5"]: ...
     @property
@@ -92,13 +92,14 @@ class S3Etag:
     """A streaming S3 ETag, for an object not in a file (an upload as it is sent).
 
     hexdigest() gives what s3_etag gives for a file of the bytes fed. ValueError
-    here for a part size outside 5 MiB to 5 GiB; from hexdigest() for more than
-    10,000 parts, or a single PUT over 5 GiB. Safe to share between threads.
+    here for a part size outside 5 MiB to 5 GiB or a threshold outside 0 to
+    2**64 - 1; from hexdigest() for more than 10,000 parts, or a single PUT over
+    5 GiB. Safe to share between threads.
     """
 
-    def __init__(
-        self, data: Buffer = b"", *, part_size: int = 8388608, threshold: int = 8388608
-    ) -> None: ...
+    def __new__(
+        cls, data: Buffer = b"", *, part_size: int = 8388608, threshold: int = 8388608
+    ) -> S3Etag: ...
     @property
     def part_size(self) -> int: ...
     @property

@@ -1514,12 +1514,16 @@ fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
 /// it with `update`, then `hexdigest()` gives what `s3_etag` gives for a file of those
 /// bytes ("hex" below the threshold, else "hex-N").
 ///
-/// A part size outside S3's limits (5 MiB to 5 GiB) raises ValueError here, and so does
-/// `hexdigest()` for what no upload could have been (more than 10,000 parts, or a
-/// single PUT over 5 GiB). Safe to share between threads, as `md5` is.
+/// A part size outside S3's limits (5 MiB to 5 GiB), or a threshold outside 0 to
+/// 2**64 - 1, raises ValueError here, and so does `hexdigest()` for what no upload
+/// could have been (more than 10,000 parts, or a single PUT over 5 GiB). Safe to
+/// share between threads, as `md5` is.
 #[pyclass(name = "S3Etag", module = "md5x", frozen)]
 struct EtagObject {
     state: Mutex<Etag>,
+    /// The settings, outside the lock: reading them never waits for an update.
+    part_size: u64,
+    threshold: u64,
 }
 
 #[pymethods]
@@ -1535,6 +1539,8 @@ impl EtagObject {
             Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let e = EtagObject {
             state: Mutex::new(e),
+            part_size,
+            threshold,
         };
         if let Some(d) = data.0 {
             e.update(py, &d)?;
@@ -1560,20 +1566,22 @@ impl EtagObject {
     fn copy(&self, py: Python<'_>) -> Self {
         EtagObject {
             state: Mutex::new(lock_state(&self.state, py).clone()),
+            part_size: self.part_size,
+            threshold: self.threshold,
         }
     }
 
     /// The part size in bytes.
     #[getter]
-    fn part_size(&self, py: Python<'_>) -> u64 {
-        lock_state(&self.state, py).part_size()
+    fn part_size(&self) -> u64 {
+        self.part_size
     }
 
     /// The multipart threshold in bytes: an object at least this large is a
     /// multipart upload.
     #[getter]
-    fn threshold(&self, py: Python<'_>) -> u64 {
-        lock_state(&self.state, py).threshold()
+    fn threshold(&self) -> u64 {
+        self.threshold
     }
 }
 
