@@ -19,7 +19,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use md5x::chains::{self, limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Digest, Md5};
@@ -41,6 +41,10 @@ const PIPELINE_MIN: u64 = 16 << 20;
 /// `closed_std_fds`), where md5sum would see EBADF, and no such file behind
 /// `/dev/stdin` and the like ([`open`]).
 pub static CLOSED_STD: AtomicU8 = AtomicU8::new(0);
+/// The descriptors above 2 that the process started with, sorted: those a name such
+/// as `/dev/fd/3` may reach; every other one is md5x's own ([`open`]). Unset where
+/// /proc could not be read.
+pub static INHERITED: OnceLock<Vec<u32>> = OnceLock::new();
 /// The errno of a missing file.
 const ENOENT: i32 = 2;
 /// Whether standard input was open only for writing when the program started.
@@ -191,62 +195,160 @@ pub fn stdin_closed() -> bool {
     CLOSED_STD.load(Ordering::Relaxed) & 1 != 0
 }
 
-/// Opens a file named on the command line or in a checksum list. A name that leads
-/// to a standard descriptor closed at start-up (`/dev/stdin`, `/dev/fd/1`,
-/// `/proc/self/fd/2`, `/proc/thread-self/fd/0`, or a link to one) is not found, as
-/// md5sum does not find it: md5x put /dev/null in that slot, and would otherwise
-/// hash /dev/null under that name (and `-c` call an empty file's sum OK).
+/// Opens a file named on the command line or in a checksum list, as md5sum would
+/// find it. A name that leads to a standard descriptor closed at start-up
+/// (`/dev/stdin`, `/dev/fd/1`, `/proc/self/fd/2`, `/proc/thread-self/fd/0`,
+/// `/proc/self/fdinfo/0`, a link to one, or a longer name through one, such as
+/// `/dev/stdin/x`) is not found, as md5sum does not find it: md5x put /dev/null in
+/// that slot, and would otherwise hash /dev/null under that name (and `-c` call an
+/// empty file's sum OK). Nor is a descriptor md5x opened itself (`/dev/fd/3`, while
+/// it holds another operand's file there), where md5sum, holding one file at a time,
+/// finds none: md5x would hash that file again under the name.
+///
+/// The name is looked at only where it may lead there: a name that says `fd`, or,
+/// with a standard descriptor closed, an open that found the /dev/null in its slot, a
+/// file of /proc (`fdinfo`), or a non-directory in the middle of the name (ENOTDIR).
+/// Any other file costs one `fstat` with a descriptor closed, and nothing otherwise.
 pub fn open(p: &Path) -> io::Result<File> {
     let closed = CLOSED_STD.load(Ordering::Relaxed);
-    if closed != 0 && leads_to_std_fd(p, closed) {
+    let says_fd = p
+        .as_os_str()
+        .as_encoded_bytes()
+        .windows(2)
+        .any(|w| w == b"fd");
+    if closed == 0 && !says_fd {
+        return File::open(p);
+    }
+    let r = File::open(p);
+    let look = says_fd
+        || match &r {
+            Ok(f) => suspect(f),
+            Err(e) => e.raw_os_error() == Some(ENOTDIR),
+        };
+    if look && reaches_foreign_fd(p, closed) {
         return Err(io::Error::from_raw_os_error(ENOENT));
     }
-    File::open(p)
+    r
 }
 
-/// Whether `path`, its symbolic links followed, names this process's descriptor 0, 1
-/// or 2 in `/proc` where the descriptor's bit is set in `fds`. Each step finds the
-/// real directory of the name (`/dev/fd` is `/proc/self/fd`, itself `/proc/<pid>/fd`)
-/// and stops at a process's `fd` directory, whose entries are links the kernel does
-/// not resolve as text. A name that does not resolve is left to the open to report.
-fn leads_to_std_fd(path: &Path, fds: u8) -> bool {
-    let pid = std::process::id().to_string();
-    let mut p = path.to_path_buf();
+/// The errno of a name that goes on through a file that is not a directory.
+const ENOTDIR: i32 = 20;
+
+/// Whether an opened file may have been found through the name of a closed standard
+/// descriptor: it is the /dev/null md5x put in the slots, or a file of /proc.
+fn suspect(f: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    /// /dev/null's device and inode, and /proc's device.
+    struct Known {
+        null: Option<(u64, u64)>,
+        proc_dev: Option<u64>,
+    }
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| Known {
+        null: std::fs::metadata("/dev/null")
+            .ok()
+            .map(|m| (m.dev(), m.ino())),
+        proc_dev: std::fs::metadata("/proc/self").ok().map(|m| m.dev()),
+    });
+    let Ok(m) = f.metadata() else { return true };
+    Some((m.dev(), m.ino())) == known.null || Some(m.dev()) == known.proc_dev
+}
+
+/// Whether resolving `path` as the kernel does, component by component with its
+/// symbolic links followed, looks up one of this process's descriptors in its `fd`
+/// or `fdinfo` directory in `/proc` (`/proc/<pid>/fd`, or a thread's
+/// `/proc/<pid>/task/<tid>/fd`) that md5sum would not find there, at the end of the
+/// name or in its middle: a standard descriptor whose bit is set in `closed`, or one
+/// above 2 that the process did not start with ([`INHERITED`]; none where that is
+/// unknown). A name that does not resolve is left to the open to report.
+fn reaches_foreign_fd(path: &Path, closed: u8) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // The pid as /proc names it (which may differ from getpid in another namespace).
+    let Ok(me) = std::fs::read_link("/proc/self") else {
+        return false;
+    };
+    let me = me.as_os_str().as_bytes().to_vec();
+    let bytes = path.as_os_str().as_bytes();
+    let mut cur = if bytes.first() == Some(&b'/') {
+        PathBuf::from("/")
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d,
+            Err(_) => return false,
+        }
+    };
+    // The components still to look up, the next one last.
+    let mut todo: Vec<Vec<u8>> = bytes
+        .split(|&b| b == b'/')
+        .rev()
+        .map(<[u8]>::to_vec)
+        .collect();
     // As many links as the kernel follows before it gives up (ELOOP).
-    for _ in 0..40 {
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return false;
-        };
-        let parent = if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        };
-        let Ok(dir) = std::fs::canonicalize(parent) else {
-            return false;
-        };
-        let parts: Vec<_> = dir.iter().map(|c| c.as_encoded_bytes()).collect();
-        let fd_dir = match parts[..] {
-            [b"/", b"proc", _, b"fd"] => Some(parts[2]),
-            [b"/", b"proc", _, b"task", _, b"fd"] => Some(parts[2]),
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        match &c[..] {
+            b"" | b"." => continue,
+            b".." => {
+                cur.pop();
+                continue;
+            }
+            _ => {}
+        }
+        let parts: Vec<&[u8]> = cur.iter().map(|c| c.as_encoded_bytes()).collect();
+        let owner = match parts[..] {
+            [b"/", b"proc", o, b"fd" | b"fdinfo"] => Some(o),
+            [b"/", b"proc", o, b"task", _, b"fd" | b"fdinfo"] => Some(o),
             _ => None,
         };
-        if let Some(owner) = fd_dir {
-            let fd = match name.as_encoded_bytes() {
-                b"0" => 0,
-                b"1" => 1,
-                b"2" => 2,
-                _ => return false,
-            };
-            return owner == pid.as_bytes() && fds >> fd & 1 != 0;
+        if owner == Some(&me[..]) && foreign_fd(&c, closed) {
+            return true;
         }
-        match std::fs::read_link(dir.join(name)) {
-            // (An absolute target replaces the directory.)
-            Ok(target) => p = dir.join(target),
+        let next = cur.join(std::ffi::OsStr::from_bytes(&c));
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                links += 1;
+                let Ok(target) = std::fs::read_link(&next) else {
+                    return false;
+                };
+                let t = target.as_os_str().as_bytes();
+                if links > 40 || t.is_empty() {
+                    return false;
+                }
+                if t[0] == b'/' {
+                    cur = PathBuf::from("/");
+                }
+                todo.extend(t.split(|&b| b == b'/').rev().map(<[u8]>::to_vec));
+            }
+            Ok(_) => cur = next,
             Err(_) => return false,
         }
     }
     false
+}
+
+/// Whether the entry `name` of this process's `fd` directory is a descriptor md5sum
+/// would not find there: see [`reaches_foreign_fd`]. (The kernel reads only decimal
+/// numbers without leading zeros as descriptors.)
+fn foreign_fd(name: &[u8], closed: u8) -> bool {
+    let fd = match name {
+        [b'0'] => 0,
+        [b'1'..=b'9', ..] if name.iter().all(u8::is_ascii_digit) => {
+            match std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                Some(fd) => fd,
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    match fd {
+        0..=2 => closed >> fd & 1 != 0,
+        _ => INHERITED
+            .get()
+            .is_some_and(|kept| kept.binary_search(&fd).is_err()),
+    }
 }
 
 /// A hasher that takes the input in order.
@@ -1401,9 +1503,12 @@ mod tests {
     /// The tests that hold large files, one at a time (they share `DEFERRED`).
     static HOLDING: Mutex<()> = Mutex::new(());
 
-    /// `leads_to_std_fd` finds this process's descriptors 0-2 behind each name Linux
-    /// gives them, and behind a link to one, only for the descriptors asked about;
-    /// never another process's, another descriptor, or a name that does not resolve.
+    /// `reaches_foreign_fd` finds this process's descriptors 0-2 behind each name
+    /// Linux gives them, behind a link to one and through one, only for the
+    /// descriptors asked about; never another process's, or a name that does not
+    /// resolve. Then, once the descriptors the process started with are known, the
+    /// others above 2 (md5x's own) are found too. (The only test that sets
+    /// `INHERITED`.)
     #[test]
     fn names_of_standard_descriptors() {
         let dir = std::env::temp_dir().join(format!("md5x-stdfd-{}", std::process::id()));
@@ -1415,7 +1520,7 @@ mod tests {
         let _ = std::fs::remove_file(&chain);
         std::os::unix::fs::symlink("in", &chain).unwrap();
         let pid = format!("/proc/{}/fd/2", std::process::id());
-        let found = |p: &str, fds: u8| leads_to_std_fd(Path::new(p), fds);
+        let found = |p: &str, fds: u8| reaches_foreign_fd(Path::new(p), fds);
         let all = [
             ("/dev/stdin", 1),
             ("/dev/fd/0", 1),
@@ -1425,6 +1530,11 @@ mod tests {
             ("/dev/fd/1", 2),
             ("/dev/stderr", 4),
             (&pid, 4),
+            ("/dev/stdin/x", 1),
+            ("/dev/fd/0/..", 1),
+            ("/dev/stdin/.", 1),
+            ("/proc/self/fdinfo/0", 1),
+            ("/proc/thread-self/fdinfo/2", 4),
             (link.to_str().unwrap(), 1),
             (chain.to_str().unwrap(), 1),
         ];
@@ -1440,7 +1550,6 @@ mod tests {
             "/proc/self/fd/00",
             "/proc/self/fd",
             "/proc/1/fd/0",
-            "/dev/stdin/x",
             "/nonexistent/fd/0",
             "fd/0",
             "/",
@@ -1448,6 +1557,31 @@ mod tests {
         ] {
             assert!(!found(p, 7), "{p}");
         }
+        // This process's own descriptor 3 (not one it started with, by this list).
+        let own = File::open(link.with_file_name("")).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&own) as u32;
+        let name = format!("/proc/self/fd/{fd}");
+        assert!(!found(&name, 0), "unknown at start-up: {name}");
+        INHERITED.set(vec![fd + 1]).unwrap();
+        for p in [
+            name.clone(),
+            format!("/dev/fd/{fd}/x"),
+            format!("/proc/self/fdinfo/{fd}"),
+        ] {
+            assert!(found(&p, 0), "{p}");
+        }
+        let kept = format!("/proc/self/fd/{}", fd + 1);
+        for p in [
+            &kept,
+            "/proc/self/fd/0",
+            "/proc/self/fd/4294967296",
+            "/proc/self/fd/03",
+        ] {
+            assert!(!found(p, 0), "{p}");
+        }
+        assert!(!foreign_fd(format!("0{fd}").as_bytes(), 7));
+        assert!(foreign_fd(b"0", 1) && !foreign_fd(b"00", 1) && !foreign_fd(b"", 7));
+        drop(own);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

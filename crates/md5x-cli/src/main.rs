@@ -186,6 +186,28 @@ fn closed_std_fds() -> [bool; 3] {
     closed
 }
 
+/// The descriptors above 2 that the process started with (after [`closed_std_fds`]),
+/// sorted, for `engine::open`; `None` without /proc. The descriptor that lists
+/// them, open while it does, is left out.
+#[cfg_attr(test, allow(dead_code))]
+fn inherited_fds() -> Option<Vec<u32>> {
+    let me = std::fs::read_link("/proc/self").ok()?;
+    let listing = std::path::Path::new("/proc").join(me).join("fd");
+    let mut fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .filter(|fd| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .ok()
+                .as_deref()
+                != Some(listing.as_path())
+        })
+        .collect();
+    fds.sort_unstable();
+    Some(fds)
+}
+
 struct Settings {
     check: bool,
     binary: i8,
@@ -399,6 +421,9 @@ pub extern "C" fn main(
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     let closed = closed_std_fds();
+    if let Some(fds) = inherited_fds() {
+        let _ = engine::INHERITED.set(fds);
+    }
     // A panic must not unwind out of a C function (that aborts the process): it ends
     // md5x with Rust's usual status 101, after the panic message.
     std::panic::catch_unwind(|| -> std::ffi::c_int { run(closed) }).unwrap_or(101)

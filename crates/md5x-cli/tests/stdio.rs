@@ -254,6 +254,47 @@ fn low_open_file_limit_like_md5sum() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Names of descriptors the caller did not give (`/dev/fd/5`) find no file, as in
+/// md5sum, also while md5x's workers hold other operands' files open under those
+/// numbers (`-j8` over small files held them every time): md5x hashed those files
+/// again under the names. A descriptor the caller gave (`7<`) is hashed.
+#[test]
+fn descriptors_md5x_holds_are_not_found_by_name() {
+    let dir = temp_file("ownfd", b"").with_file_name("");
+    let mut args = Vec::new();
+    for i in 0..40u32 {
+        let n = format!("f{i:02}");
+        std::fs::write(dir.join(&n), vec![i as u8; 100 + i as usize]).unwrap();
+        args.push(n);
+        if i % 4 == 3 {
+            args.push(format!("/dev/fd/{}", 3 + i / 4));
+        }
+    }
+    args.push("/dev/fd/7".into());
+    let all = args.join(" ");
+    let run = |prog: &str| {
+        // (Only descriptor 7 given: whatever else the harness left open is closed.)
+        let cmd = format!(
+            "cd '{}' && for n in {{3..20}}; do eval \"exec $n<&-\"; done && exec 7<f05 && \
+             exec -a md5sum {prog} {all}",
+            dir.display()
+        );
+        let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let want = run("md5sum");
+    assert_eq!(want.2.matches("No such file").count(), 9, "{want:?}");
+    assert!(want.1.contains("  /dev/fd/7\n"), "{want:?}");
+    for jobs in ["-j1", "-j2", "-j8"] {
+        assert_eq!(run(&format!("{} {jobs}", md5x())), want, "md5x {jobs}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// With SIGPIPE ignored (as Python's subprocess, many daemons and CI runners leave
 /// it), a reader that goes away is a write error: md5sum goes on, reports what else
 /// fails (here a missing file after many sums), then says "write error" and exits 1.
