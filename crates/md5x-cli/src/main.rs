@@ -23,7 +23,7 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,6 +43,10 @@ pub struct Out {
     /// is refused (Rust's stdout would take it for a sink).
     state: Std,
     err: Option<io::Error>,
+    /// Whether md5sum would still hold output in its buffer: written since the last
+    /// message on stderr (md5sum flushes stdout before each). At the end, the close
+    /// of a failing stdout then fails again, and md5sum names the error.
+    held: bool,
     /// Flush after every write (a terminal, or a progress bar to keep clear of).
     eager: bool,
     progress: Option<Arc<Progress>>,
@@ -50,6 +54,7 @@ pub struct Out {
 
 impl Out {
     pub fn write(&mut self, b: &[u8]) {
+        self.held = true;
         if self.err.is_some() {
             return;
         }
@@ -76,6 +81,12 @@ impl Out {
         self.check(r)
     }
 
+    /// Flush ahead of a message on stderr, as md5sum does.
+    fn flush_for_message(&mut self) {
+        self.flush();
+        self.held = false;
+    }
+
     /// Keep the first write error for the end. The work goes on, as md5sum's does
     /// (it finds the error only when it closes stdout): every later error is still
     /// reported. A reader that went away ends md5x by SIGPIPE before this, unless the
@@ -100,16 +111,21 @@ impl Ctx {
     /// `prog: MSG` on standard error, after flushing standard output so that the two
     /// interleave as md5sum's do.
     pub fn error(&mut self, msg: &[u8]) {
-        self.out.flush();
+        self.out.flush_for_message();
         let mut line = Vec::with_capacity(self.prog.len() + msg.len() + 3);
         line.extend_from_slice(&self.prog);
         line.extend_from_slice(b": ");
         line.extend_from_slice(msg);
         line.push(b'\n');
         let write = || {
-            let mut e = io::stderr().lock();
-            let _ = e.write_all(&line);
-            let _ = e.flush();
+            // A stderr closed or open only for reading at start-up fails every write.
+            let ok = STDERR.load(Ordering::Relaxed) == Std::Usable as u8 && {
+                let mut e = io::stderr().lock();
+                e.write_all(&line).and_then(|()| e.flush()).is_ok()
+            };
+            if !ok {
+                STDERR_FAILED.store(true, Ordering::Relaxed);
+            }
         };
         match &self.cfg.progress {
             Some(p) => p.quiet(write),
@@ -134,6 +150,12 @@ impl Ctx {
         self.error_at(name, &strerror(e));
     }
 }
+
+/// Standard error's state at start-up ([`Std`], as a number).
+static STDERR: AtomicU8 = AtomicU8::new(Std::Usable as u8);
+/// Whether a message could not be written to stderr: md5sum then exits 1 (its close
+/// of stderr fails), whatever else happened.
+static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
 
 /// The C library's text for an error, without Rust's " (os error N)".
 pub fn strerror(e: &io::Error) -> String {
@@ -295,7 +317,7 @@ fn std_state(fd: u32, closed: bool) -> Std {
         .map(|f| f & 3);
     // O_RDONLY is 0, O_WRONLY 1 (O_RDWR 2 suits both).
     match (fd, mode) {
-        (0, Some(1)) | (1, Some(0)) => Std::WrongWay,
+        (0, Some(1)) | (1 | 2, Some(0)) => Std::WrongWay,
         _ => Std::Usable,
     }
 }
@@ -432,6 +454,7 @@ pub extern "C" fn main(
 #[cfg_attr(test, allow(dead_code))]
 fn run(closed: [bool; 3]) -> ! {
     let stdout = std_state(1, closed[1]);
+    STDERR.store(std_state(2, closed[2]) as u8, Ordering::Relaxed);
     let mut argv: Vec<OsString> = std::env::args_os().collect();
     let prog = if argv.is_empty() {
         b"md5x".to_vec()
@@ -675,6 +698,7 @@ fn run(closed: [bool; 3]) -> ! {
             w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
             state: stdout,
             err: None,
+            held: false,
             eager: stdout_tty || progress.is_some(),
             progress: progress.clone(),
         },
@@ -701,18 +725,20 @@ fn run(closed: [bool; 3]) -> ! {
         p.finish();
     }
     if engine::READ_STDIN.load(Ordering::Relaxed) && engine::stdin_closed() {
-        ctx.out.flush();
+        // (Then, as md5sum, on to the check of stdout.)
         ctx.error(b"standard input: Bad file descriptor");
-        std::process::exit(1);
+        ok = false;
     }
+    let held = ctx.out.held;
     ctx.out.flush();
     if let Some(e) = ctx.out.err.take() {
-        let m = write_error(&e, ctx.out.state == Std::Closed, s.zero);
+        let m = write_error(&e, ctx.out.state == Std::Closed, s.zero && held);
         ctx.out.err = Some(e);
         ctx.error(&m);
         std::process::exit(1);
     }
-    std::process::exit(if ok { 0 } else { 1 });
+    let stderr_ok = !STDERR_FAILED.load(Ordering::Relaxed);
+    std::process::exit(if ok && stderr_ok { 0 } else { 1 });
 }
 
 /// When the progress line first shows: at once with `--progress`, else once the job

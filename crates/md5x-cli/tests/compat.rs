@@ -1026,6 +1026,22 @@ fn stdin_forms_match() {
         "exec -a md5sum \"$0\" -z a > /dev/full",
         "exec -a md5sum \"$0\" -z --tag a nope a > /dev/full",
         "exec -a md5sum \"$0\" -z a 1<a",
+        // A message flushes stdout: with nothing written after it, the close at the
+        // end does not fail again, and the error is not named.
+        "exec -a md5sum \"$0\" -z a nope 1<a",
+        "exec -a md5sum \"$0\" -z a nope > /dev/full",
+        "exec -a md5sum \"$0\" -z a nope a 1<a",
+        // A closed stdin read, then a failing stdout: both said, in that order.
+        "exec -a md5sum \"$0\" - a <&- >&-",
+        "exec -a md5sum \"$0\" - a <&- > /dev/full",
+        "exec -a md5sum \"$0\" a - <&- 1<a",
+        // A warning that cannot be written makes the exit status 1 (md5sum's close of
+        // stderr fails); with nothing to say, it does not.
+        "printf 'b1946ac92492d2347c6235b4d2611184  a\\ngarbage\\n' > lg; exec -a md5sum \"$0\" -c lg 2>&-",
+        "printf 'b1946ac92492d2347c6235b4d2611184  a\\ngarbage\\n' > lg; exec -a md5sum \"$0\" -c --quiet lg 2> /dev/full",
+        "printf 'b1946ac92492d2347c6235b4d2611184  a\\ngarbage\\n' > lg; exec -a md5sum \"$0\" -c -w lg 2<a",
+        "printf 'b1946ac92492d2347c6235b4d2611184  a\\ngarbage\\n' > lg; exec -a md5sum \"$0\" -c --status lg 2>&-",
+        "exec -a md5sum \"$0\" a 2>&-",
         "exec -a md5sum \"$0\" -z a >&-",
         "trap '' PIPE; exec -a md5sum \"$0\" -z $(printf 'a %.0s' {1..3000}) | head -c 10",
         "exec -a md5sum \"$0\" 0>wo",
