@@ -310,6 +310,16 @@ struct Tally {
 /// reports line by line. So a sums list that arrives slowly through a pipe is checked
 /// as it comes, and one that waits on a file it names being read first does not hang.
 /// Whether every line verified (md5sum's exit status for this file).
+/// While it lives, the checksum list's descriptor ([`engine::LIST_FD`]) is one a
+/// listed name may reach, as md5sum's list is (`/dev/fd/3` reads the list again).
+struct ListFd;
+
+impl Drop for ListFd {
+    fn drop(&mut self) {
+        engine::LIST_FD.store(-1, Ordering::Relaxed);
+    }
+}
+
 pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let is_stdin = file == b"-";
     let shown: &[u8] = if is_stdin { b"standard input" } else { file };
@@ -317,12 +327,14 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     // thread; a stream's names are counted a chunk at a time, as they are verified.
     let progress = ctx.cfg.progress.clone();
     let mut count_chunks = progress.is_some();
+    let _list = ListFd;
     let mut src: Box<dyn Read> = if is_stdin {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
         Box::new(io::stdin().lock())
     } else {
         match engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
             Ok(f) => {
+                engine::LIST_FD.store(std::os::fd::AsRawFd::as_raw_fd(&f), Ordering::Relaxed);
                 let regular = f.metadata().is_ok_and(|m| m.is_file());
                 if let (Some(p), true) = (&progress, regular) {
                     // (Opened again: the read ahead keeps its own position.)

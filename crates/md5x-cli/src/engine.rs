@@ -17,7 +17,7 @@ use std::io::{self, Read, Seek};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 
@@ -45,6 +45,9 @@ pub static CLOSED_STD: AtomicU8 = AtomicU8::new(0);
 /// as `/dev/fd/3` may reach; every other one is md5x's own ([`open`]). Unset where
 /// /proc could not be read.
 pub static INHERITED: OnceLock<Vec<u32>> = OnceLock::new();
+/// The descriptor of the checksum list being read (-1: none): md5sum holds its list
+/// open while it verifies it, so a listed `/dev/fd/3` reaches the list there.
+pub static LIST_FD: AtomicI32 = AtomicI32::new(-1);
 /// The errno of a missing file.
 const ENOENT: i32 = 2;
 /// Whether standard input was open only for writing when the program started.
@@ -260,7 +263,8 @@ fn suspect(f: &File) -> bool {
 /// `/proc/<pid>/task/<tid>/fd`) that md5sum would not find there, at the end of the
 /// name or in its middle: a standard descriptor whose bit is set in `closed`, or one
 /// above 2 that the process did not start with ([`INHERITED`]; none where that is
-/// unknown). A name that does not resolve is left to the open to report.
+/// unknown) other than the checksum list's ([`LIST_FD`]). A name that does not
+/// resolve is left to the open to report.
 fn reaches_foreign_fd(path: &Path, closed: u8) -> bool {
     use std::os::unix::ffi::OsStrExt;
     // The pid as /proc names it (which may differ from getpid in another namespace).
@@ -345,6 +349,7 @@ fn foreign_fd(name: &[u8], closed: u8) -> bool {
     };
     match fd {
         0..=2 => closed >> fd & 1 != 0,
+        _ if i32::try_from(fd).ok() == Some(LIST_FD.load(Ordering::Relaxed)) => false,
         _ => INHERITED
             .get()
             .is_some_and(|kept| kept.binary_search(&fd).is_err()),

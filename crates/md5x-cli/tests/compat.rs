@@ -1014,6 +1014,12 @@ fn stdin_forms_match() {
          exec 3<a; exec -a md5sum \"$0\" /dev/fd/3 a /dev/fd/4",
         "for n in {3..20}; do eval \"exec $n<&-\"; done; \
          cat a | exec -a md5sum \"$0\" - /dev/fd/0 /dev/fd/3",
+        // md5sum holds its checksum list open while it verifies it: a listed
+        // /dev/fd/3 reads the list (whose sum is not this one), and a name through
+        // it is not a directory.
+        "for n in {3..20}; do eval \"exec $n<&-\"; done; \
+         printf 'b1946ac92492d2347c6235b4d2611184  /dev/fd/3\\nb1946ac92492d2347c6235b4d2611184  /dev/fd/3/x\\n' > l3; \
+         exec -a md5sum \"$0\" -c l3",
         "exec -a md5sum \"$0\" < .",
         "exec -a md5sum \"$0\" - - < a",
         "exec -a md5sum \"$0\" a >&-",
