@@ -266,12 +266,17 @@ fn suspect(f: &File) -> bool {
 /// unknown) other than the checksum list's ([`LIST_FD`]). A name that does not
 /// resolve is left to the open to report.
 fn reaches_foreign_fd(path: &Path, closed: u8) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    // The pid as /proc names it (which may differ from getpid in another namespace).
-    let Ok(me) = std::fs::read_link("/proc/self") else {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    // The pid as /proc names it (which may differ from getpid in another namespace),
+    // read once.
+    static ME: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    let me = ME.get_or_init(|| {
+        let me = std::fs::read_link("/proc/self").ok()?;
+        Some(me.into_os_string().into_vec())
+    });
+    let Some(me) = me else {
         return false;
     };
-    let me = me.as_os_str().as_bytes().to_vec();
     let bytes = path.as_os_str().as_bytes();
     let mut cur = if bytes.first() == Some(&b'/') {
         PathBuf::from("/")
