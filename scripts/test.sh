@@ -137,7 +137,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv 2>/dev/null || { apt_install python3-venv; python3 -m venv .venv; }
 fi
 # The Python module first: its ETags are checked against S3 too.
-.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy ./crates/md5x-py
+.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy 'mypy>=1.11' ./crates/md5x-py
 .venv/bin/python -m pytest -q -rs tests/s3
 
 echo "== pytest (Python module md5x against hashlib)"
@@ -159,7 +159,7 @@ done
 if [ -n "$newer" ]; then
     echo "== pytest again under $($newer --version) (the tests for 3.12+)"
     [ -x target/venv-newer/bin/python ] || "$newer" -m venv target/venv-newer
-    target/venv-newer/bin/python -m pip install -q --disable-pip-version-check pytest numpy ./crates/md5x-py
+    target/venv-newer/bin/python -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
     target/venv-newer/bin/python -m pytest -q -rs tests/python
 else
     echo "== pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"

@@ -9,6 +9,20 @@ from typing import Any, Literal, Protocol, final, overload
 
 from typing_extensions import Buffer
 
+__all__ = [
+    "__version__",
+    "md5",
+    "S3Etag",
+    "new",
+    "file_digest",
+    "hash_many",
+    "hash_files",
+    "s3_etag",
+    "s3_etags",
+    "md5_par",
+    "backend",
+]
+
 __version__: str
 
 _Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]

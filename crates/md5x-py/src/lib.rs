@@ -439,7 +439,7 @@ impl Md5Object {
     #[new]
     #[pyo3(
         signature = (data = Arg(None), *, usedforsecurity = Arg(None), string = Arg(None)),
-        text_signature = "(data=b'', *, usedforsecurity=True)"
+        text_signature = "(data=b'', *, usedforsecurity=True, string=b'')"
     )]
     fn new(
         py: Python<'_>,
@@ -605,7 +605,7 @@ fn md5_named(name: &str) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(
     signature = (name, data = Arg(None), *, usedforsecurity = Arg(None), string = Arg(None)),
-    text_signature = "(name, data=b'', *, usedforsecurity=True)"
+    text_signature = "(name, data=b'', *, usedforsecurity=True, string=b'')"
 )]
 fn new(
     py: Python<'_>,
