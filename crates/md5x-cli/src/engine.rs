@@ -213,6 +213,73 @@ pub fn stdin_closed() -> bool {
 /// file of /proc (`fdinfo`), or a non-directory in the middle of the name (ENOTDIR).
 /// Any other file costs one `fstat` with a descriptor closed, and nothing otherwise.
 pub fn open(p: &Path) -> io::Result<File> {
+    open_with(p, false)
+}
+
+/// [`open`] for a worker, which opens files ahead of their turn: on Linux, a named
+/// pipe is opened without waiting for a writer (`O_NONBLOCK`), so that the worker
+/// hands it back at once and the lines of the files before it go out before anything
+/// waits on it, as md5sum prints each line before it opens the next file (a script
+/// that writes the pipe once it has seen them waited forever). The pipe is then read
+/// as md5sum reads it once [`blocking_again`] has waited for its writer. Regular files
+/// ignore the flag; an open that would wait instead (a file under another process's
+/// lease) is made again, waiting. Costs nothing: the flag is one more bit in the open.
+pub fn open_for_worker(p: &Path) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    match open_with(p, true) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => open_with(p, false),
+        r => r,
+    }
+    #[cfg(not(target_os = "linux"))]
+    open_with(p, false)
+}
+
+/// A stream that [`open_for_worker`] opened, made to read as a plain open's would: no
+/// longer `O_NONBLOCK`, and, for a pipe, after waiting (`poll`) until it has bytes or
+/// had a writer that left. (Linux reports no hang-up on a named pipe opened without a
+/// writer until one has come: the wait is for the writer that a waiting open would
+/// have waited for, or for one that came and went meanwhile.)
+pub fn blocking_again(f: &File) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::event::{poll, PollFd, PollFlags};
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+        use std::os::unix::fs::FileTypeExt;
+        let flags = fcntl_getfl(f)?;
+        if !flags.contains(OFlags::NONBLOCK) {
+            return Ok(());
+        }
+        fcntl_setfl(f, flags - OFlags::NONBLOCK)?;
+        if f.metadata()?.file_type().is_fifo() {
+            let mut fds = [PollFd::new(f, PollFlags::IN)];
+            loop {
+                match poll(&mut fds, None) {
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                    Ok(_) => break,
+                }
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = f;
+    Ok(())
+}
+
+/// The open of [`open`] and [`open_for_worker`].
+fn open_with(p: &Path, nonblocking: bool) -> io::Result<File> {
+    let plain = |p: &Path| {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true);
+        #[cfg(target_os = "linux")]
+        if nonblocking {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = nonblocking;
+        o.open(p)
+    };
     let closed = CLOSED_STD.load(Ordering::Relaxed);
     let says_fd = p
         .as_os_str()
@@ -220,9 +287,9 @@ pub fn open(p: &Path) -> io::Result<File> {
         .windows(2)
         .any(|w| w == b"fd");
     if closed == 0 && !says_fd {
-        return File::open(p);
+        return plain(p);
     }
-    let r = File::open(p);
+    let r = plain(p);
     let look = says_fd
         || match &r {
             Ok(f) => suspect(f),
@@ -924,7 +991,10 @@ enum Got {
 /// FIFO, socket or terminal, or a name for one such as `/dev/stdin`; see
 /// [`read_file`]) is not read here but handed back open, for the caller to read in
 /// operand order: its bytes can be read only once, and two operands may name the same
-/// pipe, which workers reading side by side would split between them.
+/// pipe, which workers reading side by side would split between them. The range then
+/// ends there, at the first such input: the caller reads it once this returns, not
+/// after the inputs behind it are read too. The second value is where the inputs
+/// looked at end.
 fn hash_range(
     inputs: &[Option<Job>],
     range: Range<usize>,
@@ -933,9 +1003,10 @@ fn hash_range(
     threads: usize,
     arena: &mut Arena,
     defer_streams: bool,
-) -> Vec<(usize, Got)> {
+) -> (Vec<(usize, Got)>, usize) {
     arena.used = 0;
     let mut got: Vec<(usize, io::Result<Read1>)> = Vec::with_capacity(range.len());
+    let mut end = range.end;
     for i in range {
         if let Some(Job {
             input: Input::File(p),
@@ -946,7 +1017,12 @@ fn hash_range(
             // PUT's: the MD5), are read and hashed side by side with the batch's
             // other files (a file that grows to the threshold meanwhile is hashed
             // again, below); so are the parts of the batch's multipart ETags.
-            let r = open(p).and_then(|f| match mode {
+            let opened = if defer_streams {
+                open_for_worker(p)
+            } else {
+                open(p)
+            };
+            let r = opened.and_then(|f| match mode {
                 Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
                 &Mode::Etag {
                     part_size,
@@ -964,7 +1040,12 @@ fn hash_range(
                 },
                 _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
             });
+            let stream = matches!(r, Ok(Read1::Stream(_)));
             got.push((i, r));
+            if stream {
+                end = i + 1;
+                break;
+            }
         }
     }
     // What each input waits for: the batch's small files hashed together, its large
@@ -1031,7 +1112,8 @@ fn hash_range(
             _ => Ok(Sum::md5(d)),
         }
     };
-    plan.into_iter()
+    let got = plan
+        .into_iter()
         .map(|(i, then)| {
             let got = match then {
                 Then::Small(len) => {
@@ -1052,7 +1134,8 @@ fn hash_range(
             }
             (i, got)
         })
-        .collect()
+        .collect();
+    (got, end)
 }
 
 /// The size of the opened file `f` if it is a regular file.
@@ -1209,6 +1292,7 @@ pub fn run<P>(
             // The one file, alone: all `jobs` threads on it. (Read in order here:
             // nothing to defer.)
             let mut res = hash_range(&inputs, i..j, cfg, true, jobs, &mut arena, false)
+                .0
                 .into_iter()
                 .peekable();
             for k in i..j {
@@ -1270,14 +1354,23 @@ pub fn run<P>(
                 break;
             };
             let a = if k == 0 { 0 } else { ends[k - 1] };
-            let epoch = if wait {
+            let mut epoch = if wait {
                 gate.wait_stdin(stdin_before[k])
             } else {
                 gate.streams()
             };
-            let res = hash_range(worker_inputs, a..b, cfg, false, threads, &mut arena, true);
-            if tx.send((epoch, res)).is_err() {
-                break;
+            // The batch in pieces, each ending after a stream (`hash_range`), so that
+            // what comes before one is printed before it is read, as md5sum prints it
+            // (a named pipe is opened without waiting: `open_for_worker`).
+            let mut a = a;
+            while a < b {
+                let (res, end) =
+                    hash_range(worker_inputs, a..b, cfg, false, threads, &mut arena, true);
+                if tx.send((epoch, res)).is_err() {
+                    return;
+                }
+                a = end;
+                epoch = gate.streams();
             }
         }
     };
@@ -1312,7 +1405,7 @@ pub fn run<P>(
             // Input `i` read by this thread, now (a stream comes back open).
             let now = |cfg: &Config, arena: &mut Option<Arena>| {
                 let arena = arena.get_or_insert_with(Arena::default);
-                let got = hash_range(inputs, i..i + 1, cfg, false, threads, arena, true);
+                let got = hash_range(inputs, i..i + 1, cfg, false, threads, arena, true).0;
                 got.into_iter().next().map_or_else(
                     || Got::Done(Err(io::Error::other("internal error"))),
                     |(_, got)| got,
@@ -1335,7 +1428,12 @@ pub fn run<P>(
                 }) => loop {
                     let got = match slots[i].take() {
                         // Named twice: opened now, at its turn (see `twice` above).
-                        _ if twice[i] => Some(now(cfg, &mut arena)),
+                        // (Earlier results out first, here too: the open may wait
+                        // for a named pipe's writer.)
+                        _ if twice[i] => {
+                            before_wait();
+                            Some(now(cfg, &mut arena))
+                        }
                         Some((epoch, got)) if epoch == gate.streams() => Some(got),
                         Some((_, Got::Stream(f))) => Some(Got::Stream(f)),
                         // Read before a stream ahead of it had ended: md5sum reads
@@ -1343,7 +1441,10 @@ pub fn run<P>(
                         // may have written this file too (`tee f | md5sum - f`).
                         // Read it again, now (counted in the progress line when
                         // first read).
-                        Some(_) => Some(now(&quiet, &mut arena)),
+                        Some(_) => {
+                            before_wait();
+                            Some(now(&quiet, &mut arena))
+                        }
                         None => None,
                     };
                     match got {
@@ -1351,7 +1452,8 @@ pub fn run<P>(
                         Some(Got::Stream(mut f)) => {
                             // (Earlier results out first: this may wait on a writer.)
                             before_wait();
-                            let r = hash_stream(&mut f, *mode, cfg);
+                            let r =
+                                blocking_again(&f).and_then(|()| hash_stream(&mut f, *mode, cfg));
                             gate.read_stream(false);
                             cfg.file_done();
                             break Some(r);

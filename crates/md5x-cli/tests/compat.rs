@@ -1191,6 +1191,85 @@ fn one_fifo_named_twice_takes_its_next_writer() {
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
+/// The lines of the files before a named pipe are out before md5x waits for its
+/// writer, as md5sum prints each line before it opens the next file: a script that
+/// writes the pipe only once it has seen those lines waits for them. md5x's workers
+/// opened the pipe in the same batch as the files before it, and sent their lines only
+/// once the pipe had a writer (the script below then gives up after 10 s with fewer
+/// lines); a file named twice held the lines before its second open in the output
+/// buffer. Each script waits for as many lines as md5sum has printed by then, with
+/// 1,100 files before the pipe too (batches cut by count, not by bytes).
+#[test]
+fn lines_before_a_named_pipe_are_out_before_its_writer_comes() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    let tmp = TempDir::new("fifo-lines");
+    let dir = &tmp.0;
+    fs::write(dir.join("small"), b"hello\n").unwrap();
+    fs::create_dir(dir.join("many")).unwrap();
+    for i in 0..1100 {
+        fs::write(dir.join(format!("many/f{i:04}")), format!("{i}\n")).unwrap();
+    }
+    // `$2`: the lines to wait for before writing the second time; the rest: operands.
+    let script = "rm -f p1 p2 out; mkfifo p1 p2
+        jobs=$1 n=$2; shift 2
+        exec -a md5sum \"$0\" $jobs \"$@\" > out &
+        timeout 10 sh -c 'printf a > p1'
+        i=0; until [ \"$(wc -l < out)\" -ge $n ] || [ $i -ge 1000 ]; do sleep 0.01; i=$((i + 1)); done
+        echo \"lines before the second writer: $(wc -l < out)\"
+        if [ \"${@: -1}\" = p1 ]; then last=p1; else last=p2; fi
+        timeout 10 sh -c \"printf b > $last\"
+        wait $!; echo \"status $?\"; cat out";
+    let mut many: Vec<String> = (0..1100).map(|i| format!("many/f{i:04}")).collect();
+    let mut cases: Vec<Vec<String>> = vec![
+        vec!["2".into(), "small".into(), "p1".into(), "p2".into()],
+        vec!["1".into(), "p1".into(), "p2".into()],
+        vec!["2".into(), "p1".into(), "small".into(), "p2".into()],
+        vec!["2".into(), "small".into(), "p1".into(), "p1".into()],
+    ];
+    many.insert(0, "1102".into());
+    many.extend(["p1".into(), "small".into(), "p2".into()]);
+    cases.push(many);
+    // A worker opens a named pipe without waiting for its writer, and the printing
+    // thread then waits for one: a writer that comes and goes without a byte, one that
+    // writes and leaves before the pipe's turn, and pipes whose writer has left.
+    let waits = [
+        "rm -f q; mkfifo q; (sleep 0.3; timeout 10 sh -c \": > q\") & timeout 10 \"$0\" $1 small q; echo $?; wait",
+        "rm -f q; mkfifo q; (sleep 0.3; timeout 10 sh -c \"echo data > q\") & timeout 10 \"$0\" $1 many/f0001 q; echo $?; wait",
+        "true | (sleep 0.3; timeout 10 \"$0\" $1 small /dev/stdin /dev/fd/0; echo $?)",
+        "echo hi | (sleep 0.3; timeout 10 \"$0\" $1 small /dev/stdin; echo $?)",
+    ];
+    let mut fails = Vec::new();
+    for s in waits {
+        let g = bash(dir, &gnu, s, &["--"]);
+        for jobs in ["-j1", "-j2", "-j4"] {
+            let m = bash(dir, Path::new(MD5X), s, &[jobs]);
+            fails.extend(differs(&format!("{s} ({jobs})"), &g, &m));
+        }
+    }
+    for args in &cases {
+        let what = format!(
+            "{} ... {}",
+            &args[..2].join(" "),
+            args[args.len() - 2..].join(" ")
+        );
+        let run = |prog: &Path, jobs: &str| {
+            let mut a: Vec<&str> = vec![jobs];
+            a.extend(args.iter().map(String::as_str));
+            bash(dir, prog, script, &a)
+        };
+        let g = run(&gnu, "--");
+        assert_eq!(g.status.code(), Some(0), "md5sum: {what}");
+        for jobs in ["-j1", "-j2", "-j4"] {
+            let m = run(Path::new(MD5X), jobs);
+            fails.extend(differs(&format!("{what} ({jobs})"), &g, &m));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// An operand after a stream (`-`, a named pipe) is read once that stream has ended, as
 /// md5sum reads it: in a pipeline like `tee f | md5sum - f`, what writes the stream
 /// writes the file too. Worker threads read files ahead of the printing thread; md5x
