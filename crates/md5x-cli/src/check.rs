@@ -551,6 +551,8 @@ fn verify_lines(
 
     let cfg = ctx.cfg.clone();
     if let (Some(p), true) = (&cfg.progress, count) {
+        // (Streams first: adding paths starts the drawing thread.)
+        p.add_streams(engine::stdin_operands(&inputs));
         p.add_paths(engine::file_paths(&inputs));
     }
     let mut line = Vec::new();

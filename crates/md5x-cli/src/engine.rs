@@ -101,6 +101,11 @@ pub fn file_paths(inputs: &[Option<Job>]) -> Vec<PathBuf> {
     inputs.iter().filter_map(path).collect()
 }
 
+/// How many of `inputs` are standard input (`-`): streams, for the progress line.
+pub fn stdin_operands(inputs: &[Option<Job>]) -> u64 {
+    inputs.iter().filter(|j| is_stdin(j)).count() as u64
+}
+
 /// What hashing an input gave: a digest, with a part count for a multipart ETag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sum {
@@ -1279,6 +1284,7 @@ pub fn run<P>(
                 // (Earlier results out first: a writer may wait for them.)
                 before_wait();
                 let r = hash_stdin(cfg, *mode);
+                cfg.file_done();
                 if let Some(p) = payloads.next() {
                     sink(p, Some(r));
                 }
@@ -1420,6 +1426,7 @@ pub fn run<P>(
                     before_wait();
                     let r = hash_stdin(cfg, *mode);
                     gate.read_stream(true);
+                    cfg.file_done();
                     Some(r)
                 }
                 Some(Job {

@@ -848,6 +848,8 @@ fn hash_mode(
     }
 
     if let Some(p) = progress {
+        // (Streams first: adding paths starts the drawing thread.)
+        p.add_streams(engine::stdin_operands(&inputs));
         p.add_paths(engine::file_paths(&inputs));
         // (Also with no file: standard input's bytes are counted.)
         p.spawn();

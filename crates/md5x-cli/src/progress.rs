@@ -85,6 +85,12 @@ impl Progress {
         }
     }
 
+    /// Add `n` streams whose sizes are not known ahead (standard input) to the totals.
+    pub fn add_streams(&self, n: u64) {
+        self.total_files.fetch_add(n, Ordering::Relaxed);
+        self.streams.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Add the files `list` yields to the totals, as the drawing thread takes them.
     pub fn add_list(self: &Arc<Self>, list: impl Iterator<Item = PathBuf> + Send + 'static) {
         self.push(Source::Uncounted(Box::new(list)));

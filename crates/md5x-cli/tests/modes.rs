@@ -1569,6 +1569,26 @@ fn progress_counts_a_pipe_apart() {
     }
 }
 
+/// Standard input given as `-` is counted as a stream too, as `/dev/stdin` is (the
+/// line said "1/1 files" for `- sparse`, and no stream), and as a file once read.
+#[test]
+fn progress_counts_standard_input_as_a_stream() {
+    let dir = sparse_2gib("progress-stdin");
+    let o = md5x(dir.path(), &["--progress", "-", "sparse"], b"abc");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = drawn(&o.stderr, "-");
+    for l in &lines {
+        assert!(
+            l.contains("/2 files ") && l.contains("/2.0 GiB + 1 stream "),
+            "{lines:?}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("] 1/2 files ")),
+        "standard input never counted done: {lines:?}"
+    );
+}
+
 /// A check-mode search for an ETag's part size moves the progress line as it reads (it
 /// said "0 B" until the search ended): a sparse file of 2 GiB whose ETag was made with
 /// 7 MiB parts, a size the search must find. No line counts more than the file.
