@@ -89,11 +89,17 @@ def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
 @overload
 def hash_files(
     paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["raise"] = "raise"
-) -> list[str]: ...
+) -> list[str]:
+    """The hex MD5 of each file, in order, read on `jobs` threads (None: all cores).
+
+    A file that cannot be read raises OSError naming it (the first in order).
+    """
+
 @overload
 def hash_files(
     paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["return"]
-) -> list[str | OSError]: ...
+) -> list[str | OSError]:
+    """The hex MD5 of each file, in order; a file that cannot be read gets its OSError."""
 def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> str:
     """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts).
 
@@ -132,7 +138,14 @@ def s3_etags(
     *,
     jobs: int | None = None,
     errors: Literal["raise"] = "raise",
-) -> list[str]: ...
+) -> list[str]:
+    """The S3 ETag of each file, in order, their parts side by side in the lanes.
+
+    OSError for a file that cannot be read, ValueError for one S3 would refuse (more
+    than 10,000 parts, a single PUT over 5 GiB): the first in order is raised.
+    Settings outside S3's limits raise ValueError.
+    """
+
 @overload
 def s3_etags(
     paths: Iterable[_Path],
@@ -142,7 +155,12 @@ def s3_etags(
     *,
     jobs: int | None = None,
     errors: Literal["return"],
-) -> list[str | OSError | ValueError]: ...
+) -> list[str | OSError | ValueError]:
+    """The S3 ETag of each file, in order; a file's OSError or ValueError in its place.
+
+    Settings outside S3's limits still raise ValueError.
+    """
+
 def md5_par(data: Buffer, k: Literal[4, 8, 16]) -> bytes:
     """The MD5-P(K) digest of a buffer (docs/modes.md); not an MD5 digest."""
 

@@ -3,9 +3,9 @@ uploaded with boto3 at several part sizes and thresholds; the ETag S3 returns mu
 equal md5x's byte for byte.
 
 Run by scripts/test.sh (which installs moto[server], boto3 and pytest in .venv/).
-md5x's side is the `etag` example of the md5x crate (and the `md5x --etag` command
-when it is built), run once over all files of a case, and the Python module's
-`S3Etag` and `s3_etags`.
+md5x's side is the `etag` example of the md5x crate, run once over all files of a
+case, and the Python module's `S3Etag` and `s3_etags` (the `md5x --etag` command is
+not run here; crates/md5x-cli/tests/modes.rs checks it).
 """
 
 import os

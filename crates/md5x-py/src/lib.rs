@@ -1318,6 +1318,11 @@ fn os_error(py: Python<'_>, e: &io::Error, filename: &Bound<'_, PyAny>) -> PyErr
 }
 
 /// hash_files(paths, *, jobs=None, errors="raise"): the hex MD5 of each file, in order.
+///
+/// Read on `jobs` threads (None: all cores; at least 1, at most 256 or the core count),
+/// small files hashed side by side in the lanes. A file that cannot be read is an
+/// OSError naming it, as open() raises: with errors="raise", the first in order is
+/// raised; with errors="return", each takes its file's place in the list.
 #[pyfunction]
 #[pyo3(signature = (paths, /, *, jobs = None, errors = "raise"))]
 fn hash_files<'py>(
@@ -1467,8 +1472,9 @@ fn s3_etag(
 
 /// s3_etags(paths, part_size=8 MiB, threshold=8 MiB, *, jobs=None, errors="raise"): the
 /// S3 ETag of each file, in order, the parts of many files hashed side by side in the
-/// lanes of every core. Errors as `hash_files` gives them; settings outside S3's
-/// limits raise ValueError.
+/// lanes of every core. Errors as `hash_files` gives them, and a file with more than
+/// 10,000 parts or a single PUT over 5 GiB is a ValueError among them; settings outside
+/// S3's limits raise ValueError whatever `errors` says.
 #[pyfunction]
 #[pyo3(
     signature = (paths, /, part_size = 8 << 20, threshold = 8 << 20, *, jobs = None, errors = "raise"),
