@@ -304,12 +304,6 @@ struct Tally {
     matched: bool,
 }
 
-/// Read `file`'s checksum lines (`-` is standard input) and verify them, a chunk at a
-/// time: whatever one read returns, cut after its last complete line, is verified
-/// (side by side on the worker threads) and reported before the next read, as md5sum
-/// reports line by line. So a sums list that arrives slowly through a pipe is checked
-/// as it comes, and one that waits on a file it names being read first does not hang.
-/// Whether every line verified (md5sum's exit status for this file).
 /// While it lives, the checksum list's descriptor ([`engine::LIST_FD`]) is one a
 /// listed name may reach, as md5sum's list is (`/dev/fd/3` reads the list again).
 struct ListFd;
@@ -320,6 +314,12 @@ impl Drop for ListFd {
     }
 }
 
+/// Read `file`'s checksum lines (`-` is standard input) and verify them, a chunk at a
+/// time: whatever one read returns, cut after its last complete line, is verified
+/// (side by side on the worker threads) and reported before the next read, as md5sum
+/// reports line by line. So a sums list that arrives slowly through a pipe is checked
+/// as it comes, and one that waits on a file it names being read first does not hang.
+/// Whether every line verified (md5sum's exit status for this file).
 pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let is_stdin = file == b"-";
     let shown: &[u8] = if is_stdin { b"standard input" } else { file };
@@ -551,9 +551,7 @@ fn verify_lines(
 
     let cfg = ctx.cfg.clone();
     if let (Some(p), true) = (&cfg.progress, count) {
-        // (Streams first: adding paths starts the drawing thread.)
-        p.add_streams(engine::stdin_operands(&inputs));
-        p.add_paths(engine::file_paths(&inputs));
+        engine::count_for_progress(p, &inputs);
     }
     let mut line = Vec::new();
     {

@@ -89,8 +89,11 @@ pub struct Job {
     pub mode: Mode,
 }
 
-/// The files among `inputs`, in order: what the progress line counts and stats.
-pub fn file_paths(inputs: &[Option<Job>]) -> Vec<PathBuf> {
+/// Count `inputs` in the progress line's totals: standard input (`-`) as streams, first
+/// (adding paths starts the drawing thread, whose first line would miss them), then the
+/// files, in order, which that thread stats.
+pub fn count_for_progress(p: &Arc<Progress>, inputs: &[Option<Job>]) {
+    p.add_streams(inputs.iter().filter(|j| is_stdin(j)).count() as u64);
     let path = |j: &Option<Job>| match j {
         Some(Job {
             input: Input::File(p),
@@ -98,12 +101,7 @@ pub fn file_paths(inputs: &[Option<Job>]) -> Vec<PathBuf> {
         }) => Some(p.clone()),
         _ => None,
     };
-    inputs.iter().filter_map(path).collect()
-}
-
-/// How many of `inputs` are standard input (`-`): streams, for the progress line.
-pub fn stdin_operands(inputs: &[Option<Job>]) -> u64 {
-    inputs.iter().filter(|j| is_stdin(j)).count() as u64
+    p.add_paths(inputs.iter().filter_map(path).collect());
 }
 
 /// What hashing an input gave: a digest, with a part count for a multipart ETag.

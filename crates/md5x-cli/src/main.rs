@@ -848,9 +848,7 @@ fn hash_mode(
     }
 
     if let Some(p) = progress {
-        // (Streams first: adding paths starts the drawing thread.)
-        p.add_streams(engine::stdin_operands(&inputs));
-        p.add_paths(engine::file_paths(&inputs));
+        engine::count_for_progress(p, &inputs);
         // (Also with no file: standard input's bytes are counted.)
         p.spawn();
     }

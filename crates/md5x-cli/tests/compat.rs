@@ -1209,8 +1209,9 @@ fn lines_before_a_named_pipe_are_out_before_its_writer_comes() {
     let dir = &tmp.0;
     fs::write(dir.join("small"), b"hello\n").unwrap();
     fs::create_dir(dir.join("many")).unwrap();
-    for i in 0..1100 {
-        fs::write(dir.join(format!("many/f{i:04}")), format!("{i}\n")).unwrap();
+    let many: Vec<String> = (0..1100).map(|i| format!("many/f{i:04}")).collect();
+    for (i, name) in many.iter().enumerate() {
+        fs::write(dir.join(name), format!("{i}\n")).unwrap();
     }
     // `$2`: the lines to wait for before writing the second time; the rest: operands.
     let script = "rm -f p1 p2 out; mkfifo p1 p2
@@ -1222,16 +1223,18 @@ fn lines_before_a_named_pipe_are_out_before_its_writer_comes() {
         if [ \"${@: -1}\" = p1 ]; then last=p1; else last=p2; fi
         timeout 10 sh -c \"printf b > $last\"
         wait $!; echo \"status $?\"; cat out";
-    let mut many: Vec<String> = (0..1100).map(|i| format!("many/f{i:04}")).collect();
-    let mut cases: Vec<Vec<String>> = vec![
+    let cases: Vec<Vec<String>> = vec![
         vec!["2".into(), "small".into(), "p1".into(), "p2".into()],
         vec!["1".into(), "p1".into(), "p2".into()],
         vec!["2".into(), "p1".into(), "small".into(), "p2".into()],
         vec!["2".into(), "small".into(), "p1".into(), "p1".into()],
+        [
+            vec!["1102".into()],
+            many,
+            vec!["p1".into(), "small".into(), "p2".into()],
+        ]
+        .concat(),
     ];
-    many.insert(0, "1102".into());
-    many.extend(["p1".into(), "small".into(), "p2".into()]);
-    cases.push(many);
     // A worker opens a named pipe without waiting for its writer, and the printing
     // thread then waits for one: a writer that comes and goes without a byte, one that
     // writes and leaves before the pipe's turn, and pipes whose writer has left.
