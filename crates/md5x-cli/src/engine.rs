@@ -269,6 +269,21 @@ pub fn blocking_again(f: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// A file that [`open_for_worker`] opened, and that a worker reads itself (a regular
+/// file past the arena's first reads, or in a mode other than a plain MD5): its reads
+/// made to wait as a plain open's would, so that none ends in `EAGAIN`. Regular files
+/// ignore `O_NONBLOCK`; a few do not (`/proc/kmsg`, a FUSE file system's). One `fcntl`,
+/// on Linux only, and only where `nonblocking` says the file was opened so.
+fn reads_wait(f: &File, nonblocking: bool) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if nonblocking {
+        // (F_SETFL changes only the status flags: O_NONBLOCK is the one that was set.)
+        rustix::fs::fcntl_setfl(f, rustix::fs::OFlags::empty())?;
+    }
+    let _ = (f, nonblocking);
+    Ok(())
+}
+
 /// The open of [`open`] and [`open_for_worker`].
 fn open_with(p: &Path, nonblocking: bool) -> io::Result<File> {
     let plain = |p: &Path| {
@@ -621,6 +636,9 @@ fn hash_path(
     defer_streams: bool,
 ) -> io::Result<Read1> {
     let meta = f.metadata()?;
+    if meta.is_file() {
+        reads_wait(&f, defer_streams)?;
+    }
     // A regular file that says it holds 0 bytes may hold some (procfs, sysfs): a part
     // size search, which plans its passes from the size, reads it as a stream instead.
     let unsized_search = meta.len() == 0 && matches!(mode, Mode::Search { .. });
@@ -629,7 +647,7 @@ fn hash_path(
     } else if meta.is_file() {
         hash_stream(&mut f, mode, cfg).map(Read1::Done)
     } else if defer_streams && !meta.is_dir() {
-        Ok(Read1::Stream(f))
+        Ok(Read1::Stream(Handed::new(f)))
     } else {
         hash_stream(&mut f, mode, cfg).map(Read1::Done)
     }
@@ -757,8 +775,48 @@ enum Read1 {
     /// range, the rest is for [`hash_large`] to read, side by side with the batch's
     /// other large files.
     Large(Deferred, Range<usize>),
-    /// Opened, not read: a pipe or device, for the caller to read in operand order.
-    Stream(File),
+    /// Opened, not read to its end: a pipe or device, for the caller to read in
+    /// operand order.
+    Stream(Handed),
+}
+
+/// A stream that a worker hands back to be read in operand order: the file, and what
+/// the worker had read of it at positions before a read would have waited (empty but
+/// for a file that honours `O_NONBLOCK` and can be read at a position, such as
+/// `/dev/kmsg`). Read as a whole: those bytes, then the file from where they end.
+struct Handed {
+    f: File,
+    head: Vec<u8>,
+    /// How much of `head` has been read, then how far into the file.
+    at: u64,
+}
+
+impl Handed {
+    fn new(f: File) -> Handed {
+        Handed {
+            f,
+            head: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for Handed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.head.is_empty() {
+            // (A pipe: read from where it is, as it cannot be read at a position.)
+            return self.f.read(buf);
+        }
+        let n = if let Some(rest) = self.head.get(self.at as usize..).filter(|r| !r.is_empty()) {
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            n
+        } else {
+            self.f.read_at(buf, self.at)?
+        };
+        self.at += n as u64;
+        Ok(n)
+    }
 }
 
 /// Large files held open for [`hash_large`], in all workers together.
@@ -861,9 +919,17 @@ fn read_file(
         match arena.read_more(&mut f, at, SMALL_MAX + 1 - (arena.used - start)) {
             Err(e) if positional && e.raw_os_error() == Some(ESPIPE) => {
                 if defer_streams {
-                    return Ok(Read1::Stream(f));
+                    return Ok(Read1::Stream(Handed::new(f)));
                 }
                 positional = false;
+            }
+            // A file that honours `O_NONBLOCK` (`/dev/kmsg`) and has nothing to read
+            // yet: handed back as a stream with what was read of it, for the caller
+            // to wait on in operand order, as md5sum's read waits.
+            Err(e) if defer_streams && e.kind() == io::ErrorKind::WouldBlock => {
+                let head = arena.buf[start..arena.used].to_vec();
+                arena.used = start;
+                return Ok(Read1::Stream(Handed { f, head, at: 0 }));
             }
             Ok(0) => {
                 cfg.read_bytes((arena.used - start) as u64);
@@ -878,6 +944,8 @@ fn read_file(
         return Err(e);
     }
     cfg.read_bytes((arena.used - start) as u64);
+    // The rest is read here or with the batch's large files: reads that wait.
+    reads_wait(&f, defer_streams)?;
     if positional && !solo {
         // One of many files, readable at a position (a regular file): its first bytes
         // stay in the arena, and it is hashed with the batch's other large files,
@@ -984,7 +1052,7 @@ fn stream_pipelined<H: Feed>(mut f: File, h: &mut H, cfg: &Config) -> io::Result
 enum Got {
     Done(Hashed),
     /// A pipe or device it opened and left for the caller (see [`hash_range`]).
-    Stream(File),
+    Stream(Handed),
 }
 
 /// Hash the files of `inputs[range]`: small ones batched, big ones streamed.
@@ -1035,10 +1103,14 @@ fn hash_range(
                     Some(size) if size < threshold => limits::check_single_put(size)
                         .map_err(invalid)
                         .and_then(|()| read_file(f, arena, cfg, solo, defer_streams)),
-                    Some(size) if !solo => match hold_parts(f, size, part_size, threshold) {
-                        Ok(parts) => Ok(parts),
-                        Err(f) => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
-                    },
+                    Some(size) if !solo => {
+                        // (Its parts are read with the batch's: reads that wait.)
+                        reads_wait(&f, defer_streams)?;
+                        match hold_parts(f, size, part_size, threshold) {
+                            Ok(parts) => Ok(parts),
+                            Err(f) => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
+                        }
+                    }
                     _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
                 },
                 _ => hash_path(f, p, *mode, cfg, solo, threads, defer_streams),
@@ -1458,7 +1530,7 @@ pub fn run<P>(
                             // (Earlier results out first: this may wait on a writer.)
                             before_wait();
                             let r =
-                                blocking_again(&f).and_then(|()| hash_stream(&mut f, *mode, cfg));
+                                blocking_again(&f.f).and_then(|()| hash_stream(&mut f, *mode, cfg));
                             gate.read_stream(false);
                             cfg.file_done();
                             break Some(r);
