@@ -989,16 +989,26 @@ fn read_full<R: Read>(f: &mut R, buf: &mut [u8]) -> io::Result<(usize, bool)> {
     Ok((got, false))
 }
 
+/// Read `f` to its end into `h`, [`CHUNK`] bytes at a time.
 fn stream<R: Read, H: Feed>(f: &mut R, h: &mut H, cfg: &Config) -> io::Result<()> {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
+    // One buffer per thread, kept: a zeroed MiB per file was 99% of the instructions
+    // for small files in the modes that stream every file (MD5-P(K): 20,000 files of
+    // 100 bytes took 3.5 times a plain MD5's time).
+    thread_local! {
+        static BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut buf = BUF.take();
+    buf.resize(CHUNK, 0);
+    let r = (|| loop {
         let (n, end) = read_full(f, &mut buf)?;
         h.feed(&buf[..n]);
         cfg.read_bytes(n as u64);
         if end {
             return Ok(());
         }
-    }
+    })();
+    BUF.set(buf);
+    r
 }
 
 /// Read on a helper thread into a small ring of buffers while this thread hashes (or
