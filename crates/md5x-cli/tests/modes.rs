@@ -1277,6 +1277,93 @@ fn fifo_and_stdin() {
     }
 }
 
+/// A loop device set up over a file (read-only), detached when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn over(file: &Path) -> Result<Loop, String> {
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--read-only"])
+            .arg(file)
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || !dev.starts_with("/dev/") {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Loop(dev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// A block device (what forensics and backups hash) says it holds 0 bytes in its
+/// metadata and is read at positions like a regular file: in every mode, alone and
+/// among files, its sums are those of the file beneath it.
+#[test]
+fn block_device_hashes_as_its_bytes() {
+    let tmp = TempDir::new("blockdev");
+    let dir = tmp.path();
+    // Past the arena's 256 KiB and the multipart threshold below, in 512-byte sectors.
+    let data = pattern(3 * MIB + 4096);
+    let img = dir.join("img");
+    fs::write(&img, &data).unwrap();
+    let dev = match Loop::over(&img) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("SKIPPED: no loop device here ({e})");
+            return;
+        }
+    };
+    let d = dev.0.as_str();
+    let modes: [&[&str]; 6] = [
+        &[],
+        &["-j1"],
+        &["--etag"],
+        &["--etag", "--threshold=1MiB", "--part-size=5MiB"],
+        &["-a", "md5-p4"],
+        &["--tag", "--base64"],
+    ];
+    for mode in modes {
+        let run = |names: &[&str]| {
+            let args: Vec<&str> = mode.iter().chain(names).copied().collect();
+            let o = md5x(dir, &args, b"");
+            assert_eq!(o.code, Some(0), "{args:?}: {}", o.stderr);
+            o.out()
+        };
+        let want = run(&["img"]);
+        assert_eq!(run(&[d]), want.replace("img", d), "{mode:?} alone");
+        let among = run(&["img", d, "/dev/null", d]);
+        let null = run(&["/dev/null"]);
+        assert_eq!(
+            among,
+            format!(
+                "{want}{}{null}{}",
+                want.replace("img", d),
+                want.replace("img", d)
+            ),
+            "{mode:?} among files"
+        );
+    }
+    // Check mode reads it too.
+    let list = format!("{}  {d}\n", md5_hex(&data));
+    fs::write(dir.join("list"), list).unwrap();
+    let o = md5x(dir, &["-c", "list"], b"");
+    assert_eq!(
+        (o.code, o.out()),
+        (Some(0), format!("{d}: OK\n")),
+        "{}",
+        o.stderr
+    );
+    if let Ok(gnu) = Command::new("md5sum").arg(d).output() {
+        assert_eq!(md5x(dir, &[d], b"").stdout, gnu.stdout);
+    }
+}
+
 /// MD5-P(K) and ETags of many lengths against hashlib running docs/modes.md's
 /// definitions.
 #[test]
