@@ -960,6 +960,44 @@ def test_files_without_a_size_are_read_to_their_end(tmp_path, size):
     assert got == etag_reference(data, part, part)
 
 
+@pytest.fixture
+def block_device(tmp_path):
+    """A read-only loop device over a 3 MiB file (and the file's bytes), where
+    losetup can make one."""
+    data = RNG.randbytes(3 * MiB + 4096)
+    img = tmp_path / "img"
+    img.write_bytes(data)
+    try:
+        made = subprocess.run(
+            ["losetup", "--find", "--show", "--read-only", str(img)],
+            capture_output=True, text=True,
+        )
+    except OSError as e:
+        pytest.skip(f"no losetup here ({e})")
+    if made.returncode != 0 or not made.stdout.startswith("/dev/"):
+        pytest.skip(f"no loop device here ({made.stderr.strip()})")
+    dev = made.stdout.strip()
+    try:
+        yield dev, data
+    finally:
+        subprocess.run(["losetup", "-d", dev])
+
+
+def test_file_calls_read_a_block_device_to_its_end(block_device):
+    # Its metadata says 0 bytes; it reads at positions like a regular file.
+    dev, data = block_device
+    want = hashlib.md5(data).hexdigest()
+    assert md5x.hash_files([dev, dev]) == [want, want]
+    with open(dev, "rb") as f:
+        assert md5x.file_digest(f).hexdigest() == want
+    part = 5 * MiB
+    etag = etag_reference(data, part, MiB)
+    assert etag.endswith("-1")
+    assert md5x.s3_etag(dev, part, MiB) == etag
+    assert md5x.s3_etags([dev, dev], part, MiB) == [etag, etag]
+    assert md5x.s3_etag(dev) == want
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /dev/stdin, ru_maxrss in KiB")
 def test_hash_files_streams_a_pipe_in_bounded_memory():
     # 256 MiB through a pipe: read in chunks, not gathered whole (it used to keep
