@@ -6,6 +6,7 @@
 //! skipped (reading a FIFO could block forever), each one reported so that nothing is
 //! left out unsaid. Errors are reported per entry and the walk goes on.
 
+use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -27,80 +28,135 @@ fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
-/// Walk the directory `root`, calling `f` for each file (and error) in order.
-pub fn walk(root: &[u8], follow: bool, f: &mut dyn FnMut(Entry)) {
-    let mut ancestors = Vec::new();
-    if let Ok(m) = std::fs::metadata(OsStr::from_bytes(root)) {
-        ancestors.push((m.dev(), m.ino()));
-    }
-    dir(root, follow, &mut ancestors, f);
+/// The walk of the directory `root`: its files (and errors, and special files) in
+/// order, one directory listed at a time, so that a tree of any size is walked in the
+/// memory of its deepest path's directories. Each directory's entries are read whole
+/// and sorted when the walk enters it.
+pub struct Walk {
+    follow: bool,
+    /// The directories entered and not yet left, innermost last.
+    stack: Vec<Level>,
+    /// (device, inode) of the directories on the path walked: a directory met again
+    /// through a link (`-L`) is a loop.
+    ancestors: Vec<(u64, u64)>,
+    /// What to give before going on: an error met entering a directory.
+    queued: VecDeque<Entry>,
+    /// The root, until the first look (nothing is read before).
+    root: Option<Vec<u8>>,
 }
 
-fn dir(path: &[u8], follow: bool, ancestors: &mut Vec<(u64, u64)>, f: &mut dyn FnMut(Entry)) {
-    let rd = match std::fs::read_dir(OsStr::from_bytes(path)) {
-        Ok(rd) => rd,
-        Err(e) => return f(Entry::Error(path.to_vec(), e)),
-    };
-    let mut names = Vec::new();
-    for ent in rd {
-        match ent {
-            Ok(e) => names.push((e.file_name().as_bytes().to_vec(), e.file_type().ok())),
-            Err(e) => {
-                f(Entry::Error(path.to_vec(), e));
-                break;
-            }
+struct Level {
+    path: Vec<u8>,
+    names: std::vec::IntoIter<(Vec<u8>, Option<std::fs::FileType>)>,
+    /// Whether entering it pushed it onto `ancestors`.
+    counted: bool,
+}
+
+impl Walk {
+    pub fn new(root: &[u8], follow: bool) -> Walk {
+        Walk {
+            follow,
+            stack: Vec::new(),
+            ancestors: Vec::new(),
+            queued: VecDeque::new(),
+            root: Some(root.to_vec()),
         }
     }
-    names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (name, ft) in names {
-        let p = join(path, &name);
-        let ft = match ft {
-            Some(t) => t,
-            None => match std::fs::symlink_metadata(OsStr::from_bytes(&p)) {
-                Ok(m) => m.file_type(),
-                Err(e) => {
-                    f(Entry::Error(p, e));
-                    continue;
+
+    /// List the directory `path`, to be walked next.
+    fn enter(&mut self, path: Vec<u8>, counted: bool) {
+        let rd = match std::fs::read_dir(OsStr::from_bytes(&path)) {
+            Ok(rd) => rd,
+            Err(e) => {
+                if counted {
+                    self.ancestors.pop();
                 }
-            },
+                self.queued.push_back(Entry::Error(path, e));
+                return;
+            }
         };
-        let (is_dir, is_file, id) = if ft.is_symlink() {
-            if !follow {
+        let mut names = Vec::new();
+        for ent in rd {
+            match ent {
+                Ok(e) => names.push((e.file_name().as_bytes().to_vec(), e.file_type().ok())),
+                Err(e) => {
+                    self.queued.push_back(Entry::Error(path.clone(), e));
+                    break;
+                }
+            }
+        }
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.stack.push(Level {
+            path,
+            names: names.into_iter(),
+            counted,
+        });
+    }
+}
+
+impl Iterator for Walk {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        if let Some(root) = self.root.take() {
+            if let Ok(m) = std::fs::metadata(OsStr::from_bytes(&root)) {
+                self.ancestors.push((m.dev(), m.ino()));
+            }
+            self.enter(root, false);
+        }
+        loop {
+            if let Some(e) = self.queued.pop_front() {
+                return Some(e);
+            }
+            let level = self.stack.last_mut()?;
+            let Some((name, ft)) = level.names.next() else {
+                if self.stack.pop().is_some_and(|l| l.counted) {
+                    self.ancestors.pop();
+                }
                 continue;
-            }
-            match std::fs::metadata(OsStr::from_bytes(&p)) {
-                Ok(m) => (m.is_dir(), m.is_file(), Some((m.dev(), m.ino()))),
-                Err(e) => {
-                    f(Entry::Error(p, e));
-                    continue;
-                }
-            }
-        } else {
-            (ft.is_dir(), ft.is_file(), None)
-        };
-        if is_dir {
-            let id = match id {
-                Some(id) => Some(id),
-                None => std::fs::symlink_metadata(OsStr::from_bytes(&p))
-                    .ok()
-                    .map(|m| (m.dev(), m.ino())),
             };
-            if let Some(id) = id {
-                if ancestors.contains(&id) {
-                    let e = io::Error::other("File system loop detected; not followed");
-                    f(Entry::Error(p, e));
+            let p = join(&level.path, &name);
+            let ft = match ft {
+                Some(t) => t,
+                None => match std::fs::symlink_metadata(OsStr::from_bytes(&p)) {
+                    Ok(m) => m.file_type(),
+                    Err(e) => return Some(Entry::Error(p, e)),
+                },
+            };
+            let (is_dir, is_file, id) = if ft.is_symlink() {
+                if !self.follow {
                     continue;
                 }
-                ancestors.push(id);
-                dir(&p, follow, ancestors, f);
-                ancestors.pop();
+                match std::fs::metadata(OsStr::from_bytes(&p)) {
+                    Ok(m) => (m.is_dir(), m.is_file(), Some((m.dev(), m.ino()))),
+                    Err(e) => return Some(Entry::Error(p, e)),
+                }
             } else {
-                dir(&p, follow, ancestors, f);
+                (ft.is_dir(), ft.is_file(), None)
+            };
+            if is_dir {
+                let id = match id {
+                    Some(id) => Some(id),
+                    None => std::fs::symlink_metadata(OsStr::from_bytes(&p))
+                        .ok()
+                        .map(|m| (m.dev(), m.ino())),
+                };
+                match id {
+                    Some(id) if self.ancestors.contains(&id) => {
+                        let e = io::Error::other("File system loop detected; not followed");
+                        return Some(Entry::Error(p, e));
+                    }
+                    Some(id) => {
+                        self.ancestors.push(id);
+                        self.enter(p, true);
+                    }
+                    None => self.enter(p, false),
+                }
+            } else if is_file {
+                return Some(Entry::File(p));
+            } else {
+                return Some(Entry::Special(p));
             }
-        } else if is_file {
-            f(Entry::File(p));
-        } else {
-            f(Entry::Special(p));
         }
     }
 }

@@ -1540,6 +1540,84 @@ fn recursive_walk_order_links_and_special_files() {
     }
 }
 
+/// `-L`: a link to a directory on the path walked is a loop, said and not followed;
+/// a link to a directory beside it is walked (the walk leaves a directory's place on
+/// the path when it is done with it).
+#[test]
+fn recursive_walk_with_links_stops_at_loops_only() {
+    let t = TempDir::new("walk-loops");
+    let d = t.path();
+    fs::create_dir_all(d.join("t/x")).unwrap();
+    fs::create_dir_all(d.join("t/y")).unwrap();
+    fs::write(d.join("t/x/f"), b"f").unwrap();
+    std::os::unix::fs::symlink("..", d.join("t/x/up")).unwrap();
+    std::os::unix::fs::symlink(".", d.join("t/y/self")).unwrap();
+    std::os::unix::fs::symlink("../x", d.join("t/y/tox")).unwrap();
+    let f = md5_hex(b"f");
+    let o = md5x(d, &["-r", "-L", "t"], b"");
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(o.out(), format!("{f}  t/x/f\n{f}  t/y/tox/f\n"));
+    let lp = "File system loop detected; not followed";
+    assert_eq!(
+        o.stderr,
+        format!("md5x: t/x/up: {lp}\nmd5x: t/y/self: {lp}\nmd5x: t/y/tox/up: {lp}\n")
+    );
+    let o = md5x(d, &["-r", "t"], b"");
+    assert_eq!(
+        (o.code, o.out(), o.stderr),
+        (Some(0), format!("{f}  t/x/f\n"), String::new())
+    );
+}
+
+/// A walk of more files than one engine run takes (4,096; a larger tree is hashed a
+/// run at a time, so that memory stays bounded): every file once, in walk order, with
+/// the notes for special files in their place; and the progress line's totals, which
+/// its thread learns by walking the tree ahead, count them all.
+#[test]
+fn recursive_walk_of_more_files_than_one_run_takes() {
+    let t = sparse_2gib("walk-runs");
+    let d = t.path();
+    let mut names = Vec::new();
+    for (sub, n) in [("a", 2000), ("b", 2000), ("c", 500)] {
+        fs::create_dir_all(d.join("tree").join(sub)).unwrap();
+        for i in 0..n {
+            let name = format!("tree/{sub}/f{i:05}");
+            fs::write(d.join(&name), name.as_bytes()).unwrap();
+            names.push(name);
+        }
+    }
+    // The lines for the files named in walk order (md5sum's, where it is).
+    let want = ["md5sum", MD5X]
+        .iter()
+        .find_map(|prog| {
+            let o = Command::new(prog)
+                .current_dir(d)
+                .args(&names)
+                .output()
+                .ok()?;
+            o.status
+                .success()
+                .then(|| String::from_utf8(o.stdout).unwrap())
+        })
+        .expect("an MD5 tool");
+    assert_eq!(want.lines().count(), names.len());
+    let fifo = Command::new("mkfifo").arg(d.join("tree/b/p")).status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+    let o = md5x(d, &["-j1", "-r", "tree"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.out() == want, "-j1: the walk's lines differ");
+    assert_eq!(o.stderr, "md5x: tree/b/p: not a regular file; skipped\n");
+    // On both cores, with the sparse file after the walk, so that the line is drawn
+    // once the walk ahead is done (the first lines may not have its totals yet).
+    let o = md5x(d, &["--progress", "-r", "tree", "sparse"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let sparse = md5x(d, &["sparse"], b"").out();
+    assert!(o.out() == want + &sparse, "the walk's lines differ");
+    let lines = drawn(&o.stderr, "walk and sparse");
+    let last = lines.last().unwrap();
+    assert!(last.contains("/4501 files "), "{last:?}");
+}
+
 /// The progress lines drawn on `stderr` (each "\x1b[K[##--...] 1/2 files 1.2 GiB/4.0
 /// GiB 600 MiB/s ETA 0:02"), of which there must be one at least (`what` says where).
 fn drawn<'a>(stderr: &'a str, what: &str) -> Vec<&'a str> {
