@@ -821,7 +821,19 @@ fn hash_mode(
     };
     let job = |input: Input| Some(Job { input, mode });
     let utf8 = ctx.utf8;
-    let walked = |op: &OsString| s.recursive && std::fs::metadata(op).is_ok_and(|m| m.is_dir());
+    // Each operand once: a directory to walk (`-r`), or an input (`-` is standard input,
+    // even where a directory has that name). Looked at once, so the progress line's
+    // totals and the runs agree.
+    let walked: Vec<bool> = operands
+        .iter()
+        .map(|op| {
+            s.recursive && op.as_bytes() != b"-" && std::fs::metadata(op).is_ok_and(|m| m.is_dir())
+        })
+        .collect();
+    let input = |op: &OsString| match op.as_bytes() {
+        b"-" => job(Input::Stdin),
+        _ => job(Input::File(PathBuf::from(op))),
+    };
 
     if let Some(p) = progress {
         // The totals: standard input and the named files at once, a walk's files as
@@ -829,17 +841,12 @@ fn hash_mode(
         // (Streams before paths: `engine::count_for_progress`.)
         let named: Vec<Option<Job>> = operands
             .iter()
-            .filter(|op| op.as_bytes() == b"-" || !walked(op))
-            .map(|op| match op.as_bytes() {
-                b"-" => job(Input::Stdin),
-                _ => job(Input::File(PathBuf::from(op))),
-            })
+            .zip(&walked)
+            .filter(|(_, &w)| !w)
+            .map(|(op, _)| input(op))
             .collect();
         engine::count_for_progress(p, &named);
-        for op in operands
-            .iter()
-            .filter(|op| op.as_bytes() != b"-" && walked(op))
-        {
+        for (op, _) in operands.iter().zip(&walked).filter(|(_, &w)| w) {
             p.add_list(
                 walk::Walk::new(op.as_bytes(), s.deref).filter_map(|e| match e {
                     walk::Entry::File(name) => Some(PathBuf::from(OsString::from_vec(name))),
@@ -915,12 +922,9 @@ fn hash_mode(
 
     let mut inputs = Vec::with_capacity(operands.len().min(RUN_MAX));
     let mut tasks = Vec::with_capacity(operands.len().min(RUN_MAX));
-    for op in operands {
+    for (op, &to_walk) in operands.iter().zip(&walked) {
         let b = op.as_bytes();
-        if b == b"-" {
-            inputs.push(job(Input::Stdin));
-            tasks.push(Task::Hash(b.to_vec()));
-        } else if walked(op) {
+        if to_walk {
             for entry in walk::Walk::new(b, s.deref) {
                 match entry {
                     walk::Entry::File(name) => {
@@ -948,7 +952,7 @@ fn hash_mode(
                 }
             }
         } else {
-            inputs.push(job(Input::File(PathBuf::from(op))));
+            inputs.push(input(op));
             tasks.push(Task::Hash(b.to_vec()));
         }
         if inputs.len() >= RUN_MAX {
