@@ -437,6 +437,27 @@ pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<
 pub mod tuning {
     use super::*;
 
+    /// Whether the messages of a whole job are long and come from memory, so that
+    /// [`hash_many`] runs them on one group (Intel's AVX-512 cores; see
+    /// `long_streams_from_memory` in `many.rs`): for callers that cut a job into
+    /// shares on threads of their own (the Python module), and hash each share with
+    /// [`hash_many_share`], as `par_hash_many` does.
+    pub fn from_memory<T: AsRef<[u8]>>(inputs: &[T]) -> bool {
+        long_streams_from_memory(Backend::active(), inputs)
+    }
+
+    /// [`hash_many`] of one share of a job, with [`from_memory`]'s answer for the
+    /// whole job (a share alone may fit in the cache when the job does not).
+    #[cfg(feature = "alloc")]
+    pub fn hash_many_share<T: AsRef<[u8]>>(
+        inputs: &[T],
+        from_memory: bool,
+    ) -> alloc::vec::Vec<Digest> {
+        let mut out = alloc::vec![Digest::new([0; 16]); inputs.len()];
+        hash_job(Backend::active(), inputs, &mut out, from_memory);
+        out
+    }
+
     /// Like [`hash_many_into_with`], with `groups` interleaved vector groups (1 to 3) and
     /// `min_live` as the cut-over to the single-stream kernel. Returns `false` (and
     /// hashes nothing) when `backend` has no lane kernel with that many groups here.
@@ -1409,6 +1430,10 @@ mod tests {
             let mut out = alloc::vec![Digest::new([0; 16]); msgs.len()];
             hash_job(b, &msgs, &mut out, true);
             assert_eq!(out, want, "{b:?}");
+        }
+        // The shares that the Python module hashes on its threads, either way.
+        for from_memory in [true, false] {
+            assert_eq!(tuning::hash_many_share(&msgs, from_memory), want);
         }
     }
 
