@@ -761,12 +761,12 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     backend.assert_supported();
     let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
+    // Whether the messages come from memory is a question about the whole job: each
+    // share alone may fit in the cache.
+    let from_memory = long_streams_from_memory(backend, inputs);
     // Whole lane sets per share, about eight shares per thread (one set each when
     // there are fewer sets than that), so that uneven inputs and set counts that do
     // not divide by the threads still balance.
-    // Whether the messages come from memory is a question about the whole job: its
-    // shares each fit in the cache.
-    let from_memory = long_streams_from_memory(backend, inputs);
     let sets = inputs.len().div_ceil(lanes);
     let chunk = (sets / (threads * 8)).max(1) * lanes;
     inputs
