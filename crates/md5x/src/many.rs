@@ -296,9 +296,14 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 fn hash_job<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest], from_memory: bool) {
     match backend.lane_kernel() {
         Some(k) => {
-            let k = match from_memory {
-                true => backend.lane_kernel_groups(1),
-                false => shape_for(backend, inputs.len()),
+            // At most one group for long messages from memory: fewer lanes still, where
+            // `shape_for` picks a narrower kernel for a share's few messages.
+            let shaped = shape_for(backend, inputs.len());
+            let k = match backend.lane_kernel_groups(1) {
+                Some(one) if from_memory && shaped.as_ref().is_none_or(|s| s.lanes > one.lanes) => {
+                    Some(one)
+                }
+                _ => shaped,
             }
             .unwrap_or(k);
             schedule(&k, backend, Some(backend), inputs, out)
@@ -353,10 +358,11 @@ fn long_and_past(n: usize, sum: impl Fn(core::ops::Range<usize>) -> u64, llc: u6
         return false;
     }
     let first = n.min(MAX_LANES);
-    if sum(0..first) < LONG_MESSAGE * first as u64 {
+    let head = sum(0..first);
+    if head < LONG_MESSAGE * first as u64 {
         return false;
     }
-    let total = sum(0..n);
+    let total = head + sum(first..n);
     total > llc && total >= LONG_MESSAGE * n as u64
 }
 
@@ -1371,8 +1377,8 @@ mod tests {
             (long_and_past(lens.len(), sum, llc), reads.get())
         };
         let llc = 300 * MIB;
-        // 384 MiB of 1 MiB messages: from memory.
-        assert!(rule(&[MIB; 384], llc).0);
+        // 384 MiB of 1 MiB messages: from memory, each length read once.
+        assert_eq!(rule(&[MIB; 384], llc), (true, 384));
         // Just past the cache, a mean of exactly 1 MiB.
         assert!(rule(&[MIB; 301], llc).0);
         // In the cache (96 MiB), or exactly as large as it.
@@ -1432,8 +1438,10 @@ mod tests {
             assert_eq!(out, want, "{b:?}");
         }
         // The shares that the Python module hashes on its threads, either way.
+        // A share of a few messages too, which keeps its narrower kernel.
         for from_memory in [true, false] {
             assert_eq!(tuning::hash_many_share(&msgs, from_memory), want);
+            assert_eq!(tuning::hash_many_share(&msgs[..3], from_memory), want[..3]);
         }
     }
 

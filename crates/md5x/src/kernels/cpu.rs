@@ -2,8 +2,8 @@
 //! between cores of one ISA: AVX2's table and prefetch on AMD's Zen generations
 //! (`avx2.rs`), AVX-512's group speeds on Intel's cores (`avx512.rs`), and the size of
 //! the last-level cache (`hash_many`'s lane count for long messages from memory on
-//! Intel, `many.rs`). Read with `cpuid` once, then cached. Correctness never depends on it: every answer picks
-//! among kernels that compute the same digests.
+//! Intel, `many.rs`). Read with `cpuid` once, then cached. Correctness never depends on
+//! it: every answer picks among kernels that compute the same digests.
 
 /// Read: neither AMD nor Intel (0 in the cache means not read yet).
 const OTHER: u32 = 1;
@@ -122,9 +122,9 @@ fn read_last_level_cache() -> Option<u64> {
         let line = u64::from((r.ebx & 0xFFF) + 1);
         let sets = u64::from(r.ecx) + 1;
         let size = ways * partitions * line * sets;
-        if best.is_none_or(|(l, s)| level > l || (level == l && size > s)) {
-            best = Some((level, size));
-        }
+        // The highest level, and the largest cache there (`Option` and tuples order
+        // that way).
+        best = best.max(Some((level, size)));
     }
     best.map(|(_, size)| size)
 }
@@ -193,9 +193,7 @@ mod tests {
                     None => size.parse().expect("a size"),
                 },
             };
-            if linux.is_none_or(|(l, s)| level > l || (level == l && bytes > s)) {
-                linux = Some((level, bytes));
-            }
+            linux = linux.max(Some((level, bytes)));
         }
         let ours = super::last_level_cache();
         std::eprintln!("last-level cache: cpuid {ours:?}, Linux {linux:?}");
