@@ -900,12 +900,17 @@ impl Arena {
 /// comes back as [`Read1::Stream`], else it is read from its position. That tells
 /// them apart from regular files without a stat per file (an `fstat` cost 12% of the
 /// time for 100,000 files of 1 KiB on 2 cores).
+///
+/// With `par` (MD5-P(K)), a small file comes back hashed ([`Read1::Done`]), and a
+/// large one is streamed on from the arena's bytes rather than held for the batch's
+/// plain MD5s.
 fn read_file(
     mut f: File,
     arena: &mut Arena,
     cfg: &Config,
     solo: bool,
     defer_streams: bool,
+    par: Option<usize>,
 ) -> io::Result<Read1> {
     let start = arena.used;
     let mut positional = true;
@@ -933,7 +938,16 @@ fn read_file(
             }
             Ok(0) => {
                 cfg.read_bytes((arena.used - start) as u64);
-                return Ok(Read1::Small(start..arena.used));
+                let Some(k) = par else {
+                    return Ok(Read1::Small(start..arena.used));
+                };
+                // MD5-P(K) of a small file: hashed here (its chains are a few blocks;
+                // the batch's lanes are for plain MD5s).
+                let d = chains::md5_par(&arena.buf[start..arena.used], k);
+                arena.used = start;
+                return d
+                    .map(|d| Read1::Done(Sum::md5(d)))
+                    .map_err(io::Error::other);
             }
             Ok(_) => {}
             Err(e) => break Err(e),
@@ -946,7 +960,7 @@ fn read_file(
     cfg.read_bytes((arena.used - start) as u64);
     // The rest is read here or with the batch's large files: reads that wait.
     reads_wait(&f, defer_streams)?;
-    if positional && !solo {
+    if positional && !solo && par.is_none() {
         // One of many files, readable at a position (a regular file): its first bytes
         // stay in the arena, and it is hashed with the batch's other large files,
         // unless too many files are held open already.
@@ -956,20 +970,45 @@ fn read_file(
         }
     }
     // Stream: whatever is in the arena first, then big reads.
-    let mut h = Md5::new();
-    h.update(&arena.buf[start..arena.used]);
+    let head = &arena.buf[start..arena.used];
+    let read = head.len() as u64;
+    let res = match par {
+        Some(k) => ParMd5::new(k).map_err(io::Error::other).and_then(|mut h| {
+            h.update(head);
+            stream_on(f, &mut h, read, positional, solo, cfg)?;
+            Ok(Read1::Done(Sum::md5(h.finalize())))
+        }),
+        None => {
+            let mut h = Md5::new();
+            h.update(head);
+            stream_on(f, &mut h, read, positional, solo, cfg)
+                .map(|()| Read1::Whole(h.finalize(), h.len()))
+        }
+    };
+    arena.used = start;
+    res
+}
+
+/// Stream the rest of `f` into `h`, after the `read` bytes [`read_file`] took (at
+/// positions, when `positional`), on a helper thread for a large file given alone.
+fn stream_on<H: Feed>(
+    mut f: File,
+    h: &mut H,
+    read: u64,
+    positional: bool,
+    solo: bool,
+    cfg: &Config,
+) -> io::Result<()> {
     if positional {
         // Go on with plain reads from where the positional ones stopped.
-        f.seek(io::SeekFrom::Start((arena.used - start) as u64))?;
+        f.seek(io::SeekFrom::Start(read))?;
     }
-    arena.used = start;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if solo && size >= PIPELINE_MIN && cfg.jobs >= 2 {
-        stream_pipelined(f, &mut h, cfg)?;
+        stream_pipelined(f, h, cfg)
     } else {
-        stream(&mut f, &mut h, cfg)?;
+        stream(&mut f, h, cfg)
     }
-    Ok(Read1::Whole(h.finalize(), h.len()))
 }
 
 /// Fill `buf` from `f`: the bytes read, and whether the input ended. The first read
@@ -1104,7 +1143,9 @@ fn hash_range(
                 open(p)
             };
             let r = opened.and_then(|f| match mode {
-                Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams),
+                Mode::Md5 => read_file(f, arena, cfg, solo, defer_streams, None),
+                // MD5-P(K) is read the same way (no stat), and hashed as it comes.
+                &Mode::Par(k) => read_file(f, arena, cfg, solo, defer_streams, Some(k)),
                 &Mode::Etag {
                     part_size,
                     threshold,
@@ -1112,7 +1153,7 @@ fn hash_range(
                     // The single PUT's limit, said before 5 GiB are read for it.
                     Some(size) if size < threshold => limits::check_single_put(size)
                         .map_err(invalid)
-                        .and_then(|()| read_file(f, arena, cfg, solo, defer_streams)),
+                        .and_then(|()| read_file(f, arena, cfg, solo, defer_streams, None)),
                     Some(size) if !solo => {
                         // (Its parts are read with the batch's: reads that wait.)
                         reads_wait(&f, defer_streams)?;
@@ -1804,7 +1845,14 @@ mod tests {
             let path = dir.join(format!("f{i}"));
             std::fs::write(&path, &data).unwrap();
             let before = arena.used;
-            match read_file(File::open(&path).unwrap(), &mut arena, &cfg, false, true) {
+            match read_file(
+                File::open(&path).unwrap(),
+                &mut arena,
+                &cfg,
+                false,
+                true,
+                None,
+            ) {
                 Ok(Read1::Large(f, prefix)) => {
                     assert_eq!(
                         prefix,

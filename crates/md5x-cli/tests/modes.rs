@@ -1382,12 +1382,19 @@ fn matches_python_reference() {
     lens.extend([
         63, 64, 65, 127, 128, 129, 255, 256, 1023, 1024, 1025, 4095, 4096, 4097,
     ]);
-    lens.extend([65536 + 13, 300_000, 1 << 20, (1 << 20) + 191]);
+    // Around 256 KiB, where a file stops being read whole in one go and is streamed
+    // on from what was read (the command's SMALL_MAX).
+    lens.extend([65536 + 13, 262_143, 262_144, 262_145, 262_209, 300_000]);
+    lens.extend([1 << 20, (1 << 20) + 191]);
     lens.sort();
     lens.dedup();
-    let names: Vec<String> = lens.iter().map(|l| format!("p{l}")).collect();
+    let mut names: Vec<String> = lens.iter().map(|l| format!("p{l}")).collect();
     for (l, n) in lens.iter().zip(&names) {
         fs::write(dir.join(n), pattern(*l)).unwrap();
+    }
+    // A file that states a size of 0 and holds more: read to its end all the same.
+    if fs::read("/proc/version").is_ok_and(|d| !d.is_empty()) {
+        names.insert(names.len() / 2, "/proc/version".into());
     }
     // Two bigger files for ETags (5 and 8 MiB parts, various thresholds).
     fs::write(dir.join("e11"), pattern(11 * MIB + 5)).unwrap();
