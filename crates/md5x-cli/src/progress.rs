@@ -33,8 +33,11 @@ pub struct Progress {
     /// Files in the totals whose size is not known ahead: named pipes, devices (a
     /// pipe's size is what it holds at that moment).
     streams: AtomicU64,
-    /// Sources not yet read to their end (the totals are not final).
+    /// Sources not yet read to their end (the byte total is not final).
     open: AtomicU64,
+    /// Those of them whose files are counted as they are taken (a walk, a checksum
+    /// list read ahead): the file total is not final either.
+    listing: AtomicU64,
     /// Those sources, for the drawing thread.
     queue: Mutex<VecDeque<Source>>,
     start: Instant,
@@ -57,6 +60,7 @@ impl Progress {
             total_bytes: AtomicU64::new(0),
             streams: AtomicU64::new(0),
             open: AtomicU64::new(0),
+            listing: AtomicU64::new(0),
             queue: Mutex::new(VecDeque::new()),
             start: Instant::now(),
             delay,
@@ -98,6 +102,9 @@ impl Progress {
 
     fn push(self: &Arc<Self>, src: Source) {
         self.open.fetch_add(1, Ordering::Relaxed);
+        if matches!(src, Source::Uncounted(_)) {
+            self.listing.fetch_add(1, Ordering::Relaxed);
+        }
         self.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -133,6 +140,9 @@ impl Progress {
                 }
             };
             let Some(p) = p else {
+                if matches!(src, Source::Uncounted(_)) {
+                    self.listing.fetch_sub(1, Ordering::Relaxed);
+                }
                 self.open.fetch_sub(1, Ordering::Relaxed);
                 return true;
             };
@@ -209,42 +219,16 @@ impl Progress {
     }
 
     fn line(&self) -> String {
-        let files = self.files_done.load(Ordering::Relaxed);
-        let tfiles = self.total_files.load(Ordering::Relaxed);
-        let bytes = self.bytes_done.load(Ordering::Relaxed);
-        let tbytes = self.total_bytes.load(Ordering::Relaxed);
-        let secs = self.start.elapsed().as_secs_f64().max(1e-3);
-        let rate = bytes as f64 / secs;
-        let streams = self.streams.load(Ordering::Relaxed);
-        // (The bytes of streams are in `bytes` but not in `tbytes`: then the files say.)
-        let sized = self.open.load(Ordering::Relaxed) == 0 && streams == 0;
-        let frac = if sized && tbytes > 0 {
-            (bytes as f64 / tbytes as f64).min(1.0)
-        } else if tfiles > 0 {
-            (files as f64 / tfiles as f64).min(1.0)
-        } else {
-            0.0
-        };
-        const W: usize = 20;
-        let fill = ((frac * W as f64) as usize).min(W);
-        let bar: String = (0..W).map(|i| if i < fill { '#' } else { '-' }).collect();
-        let eta = if frac > 0.0 && frac < 1.0 {
-            let left = secs * (1.0 - frac) / frac;
-            format!("ETA {}:{:02}", left as u64 / 60, left as u64 % 60)
-        } else {
-            "ETA --:--".to_string()
-        };
-        let more = match streams {
-            0 => String::new(),
-            1 => " + 1 stream".to_string(),
-            n => format!(" + {n} streams"),
-        };
-        format!(
-            "[{bar}] {files}/{tfiles} files {}/{}{more} {}/s {eta}",
-            human(bytes),
-            human(tbytes),
-            human(rate as u64)
-        )
+        Counts {
+            files: self.files_done.load(Ordering::Relaxed),
+            total_files: self.total_files.load(Ordering::Relaxed),
+            bytes: self.bytes_done.load(Ordering::Relaxed),
+            total_bytes: self.total_bytes.load(Ordering::Relaxed),
+            streams: self.streams.load(Ordering::Relaxed),
+            open: self.open.load(Ordering::Relaxed),
+            listing: self.listing.load(Ordering::Relaxed),
+        }
+        .line(self.start.elapsed().as_secs_f64())
     }
 
     fn draw(&self) {
@@ -279,6 +263,61 @@ impl Progress {
     }
 }
 
+/// What one drawn line shows.
+struct Counts {
+    files: u64,
+    total_files: u64,
+    bytes: u64,
+    total_bytes: u64,
+    streams: u64,
+    open: u64,
+    listing: u64,
+}
+
+impl Counts {
+    /// The line after `secs` seconds: "[###---] 1/2 files 1.2 GiB/4.0 GiB 600 MiB/s
+    /// ETA 0:02". A total still growing (a walk or a checksum list not yet read to its
+    /// end) ends in "+", and then the ETA, which would come from it, is not given.
+    fn line(&self, secs: f64) -> String {
+        let secs = secs.max(1e-3);
+        let (files, tfiles, bytes, tbytes) =
+            (self.files, self.total_files, self.bytes, self.total_bytes);
+        let rate = bytes as f64 / secs;
+        // (The bytes of streams are in `bytes` but not in `tbytes`: then the files say.)
+        let sized = self.open == 0 && self.streams == 0;
+        let frac = if sized && tbytes > 0 {
+            (bytes as f64 / tbytes as f64).min(1.0)
+        } else if tfiles > 0 {
+            (files as f64 / tfiles as f64).min(1.0)
+        } else {
+            0.0
+        };
+        const W: usize = 20;
+        let fill = ((frac * W as f64) as usize).min(W);
+        let bar: String = (0..W).map(|i| if i < fill { '#' } else { '-' }).collect();
+        let eta = if frac > 0.0 && frac < 1.0 && self.listing == 0 {
+            let left = secs * (1.0 - frac) / frac;
+            format!("ETA {}:{:02}", left as u64 / 60, left as u64 % 60)
+        } else {
+            "ETA --:--".to_string()
+        };
+        let more = match self.streams {
+            0 => String::new(),
+            1 => " + 1 stream".to_string(),
+            n => format!(" + {n} streams"),
+        };
+        let growing = |yes: bool| if yes { "+" } else { "" };
+        format!(
+            "[{bar}] {files}/{tfiles}{} files {}/{}{}{more} {}/s {eta}",
+            growing(self.listing > 0),
+            human(bytes),
+            human(tbytes),
+            growing(self.open > 0),
+            human(rate as u64)
+        )
+    }
+}
+
 fn human(n: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
@@ -291,5 +330,49 @@ fn human(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{v:.1} {}", U[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counts;
+
+    fn counts(open: u64, listing: u64, streams: u64) -> Counts {
+        Counts {
+            files: 1,
+            total_files: 4,
+            bytes: 1 << 20,
+            total_bytes: 4 << 20,
+            streams,
+            open,
+            listing,
+        }
+    }
+
+    #[test]
+    fn a_growing_total_says_so() {
+        // Every source read: final totals, the bar by bytes, an ETA.
+        let done = counts(0, 0, 0).line(1.0);
+        assert_eq!(
+            done,
+            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB 1.0 MiB/s ETA 0:03"
+        );
+        // Named files not all sized yet: their count is final, their bytes are not.
+        let sizing = counts(1, 0, 0).line(1.0);
+        assert_eq!(
+            sizing,
+            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA 0:03"
+        );
+        // A walk or a list still being read: neither is, and no ETA from them.
+        let walking = counts(1, 1, 0).line(1.0);
+        assert_eq!(
+            walking,
+            "[#####---------------] 1/4+ files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA --:--"
+        );
+        let with_stream = counts(0, 0, 1).line(2.0);
+        assert_eq!(
+            with_stream,
+            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB + 1 stream 512.0 KiB/s ETA 0:06"
+        );
     }
 }

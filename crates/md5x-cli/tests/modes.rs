@@ -1623,6 +1623,13 @@ fn recursive_walk_of_more_files_than_one_run_takes() {
     let lines = drawn(&o.stderr, "walk and sparse");
     let last = lines.last().unwrap();
     assert!(last.contains("/4501 files "), "{last:?}");
+    // A line drawn while the walk is still counting says its total may grow.
+    for l in &lines {
+        assert!(
+            l.contains("/4501 files ") || (l.contains("+ files ") && l.contains("ETA --:--")),
+            "{l:?}"
+        );
+    }
 }
 
 /// The progress lines drawn on `stderr` (each "\x1b[K[##--...] 1/2 files 1.2 GiB/4.0
