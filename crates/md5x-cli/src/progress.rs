@@ -337,42 +337,42 @@ fn human(n: u64) -> String {
 mod tests {
     use super::Counts;
 
-    fn counts(open: u64, listing: u64, streams: u64) -> Counts {
-        Counts {
-            files: 1,
-            total_files: 4,
-            bytes: 1 << 20,
-            total_bytes: 4 << 20,
-            streams,
-            open,
-            listing,
-        }
-    }
-
     #[test]
     fn a_growing_total_says_so() {
-        // Every source read: final totals, the bar by bytes, an ETA.
-        let done = counts(0, 0, 0).line(1.0);
-        assert_eq!(
-            done,
-            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB 1.0 MiB/s ETA 0:03"
-        );
-        // Named files not all sized yet: their count is final, their bytes are not.
-        let sizing = counts(1, 0, 0).line(1.0);
-        assert_eq!(
-            sizing,
-            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA 0:03"
-        );
-        // A walk or a list still being read: neither is, and no ETA from them.
-        let walking = counts(1, 1, 0).line(1.0);
-        assert_eq!(
-            walking,
-            "[#####---------------] 1/4+ files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA --:--"
-        );
-        let with_stream = counts(0, 0, 1).line(2.0);
-        assert_eq!(
-            with_stream,
-            "[#####---------------] 1/4 files 1.0 MiB/4.0 MiB + 1 stream 512.0 KiB/s ETA 0:06"
-        );
+        // (open sources, of them listing, streams, seconds): the line drawn.
+        let cases = [
+            // Every source read: final totals, the bar by bytes, an ETA.
+            (
+                (0, 0, 0, 1.0),
+                "1/4 files 1.0 MiB/4.0 MiB 1.0 MiB/s ETA 0:03",
+            ),
+            // Named files not all sized yet: their count is final, their bytes not.
+            (
+                (1, 0, 0, 1.0),
+                "1/4 files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA 0:03",
+            ),
+            // A walk or a list still being read: neither is, and no ETA from them.
+            (
+                (1, 1, 0, 1.0),
+                "1/4+ files 1.0 MiB/4.0 MiB+ 1.0 MiB/s ETA --:--",
+            ),
+            (
+                (0, 0, 1, 2.0),
+                "1/4 files 1.0 MiB/4.0 MiB + 1 stream 512.0 KiB/s ETA 0:06",
+            ),
+        ];
+        for ((open, listing, streams, secs), want) in cases {
+            let c = Counts {
+                files: 1,
+                total_files: 4,
+                bytes: 1 << 20,
+                total_bytes: 4 << 20,
+                streams,
+                open,
+                listing,
+            };
+            // A quarter done, by bytes or by files.
+            assert_eq!(c.line(secs), format!("[#####---------------] {want}"));
+        }
     }
 }
