@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Where could the AVX-512 lanes' transposition go? A measurement aid, not part of md5x.
+
+Writes a C program (standard output) whose inner loop is G groups of 16 lanes running
+64 MD5 steps a block the way the AVX-512 kernel does (a register copy, `vpternlogd`,
+four `vpaddd` of which one reads the message row from memory and one a broadcast
+constant, `vprold`), with one of four stand-ins for the work that builds the next
+block's message rows:
+
+- none:   no transposition (the ceiling: six port-0/5 operations a step a group);
+- vector: 64 independent shuffles a block a group (the transposition's count, all on
+          port 5 on Intel's cores), four a quad;
+- scalar: the next block's 256 words a group moved by 32-bit loads and stores into a
+          second row buffer (load and store ports only), four a step;
+- mixed:  half of each: 2 words a step by load and store, 2 shuffles a quad.
+
+    python3 docs/bench/transpose_probe.py 2 mixed > /tmp/tp.c &&
+        gcc -O2 -mavx512f -o /tmp/tp /tmp/tp.c && /tmp/tp
+
+Prints bytes/cycle for 5 passes; cycles come from a dependent chain of 64-bit `imul`
+(3 cycles each; on Intel's recent cores a chain of `add $1` is folded at rename).
+Digests are not computed: the rows stay in L1 and the values do not matter.
+x86-64 with AVX-512F only.
+"""
+import sys
+
+G = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+KIND = sys.argv[2] if len(sys.argv) > 2 else "none"
+assert 1 <= G <= 3 and KIND in ("none", "vector", "scalar", "mixed")
+STRIDE = 4160  # bytes between lanes' data: 65 lines, so lanes fall in different sets
+SCALAR = {"scalar": 4, "mixed": 2}.get(KIND, 0)  # words moved a step a group
+SHUFFLES = {"vector": 4, "mixed": 2}.get(KIND, 0)  # shuffles a quad a group
+ROTATE = [7, 12, 17, 22]
+
+lines = []
+for s in range(64):
+    for g in range(G):
+        regs = [f"%%zmm{4 * g + i}" for i in range(4)]
+        a, b, c, d = (regs[(i - s) % 4] for i in range(4))
+        t = f"%%zmm{12 + g}"
+        lines += [
+            f"vmovdqa32 {b}, {t}",
+            f"vpternlogd $0xCA, {d}, {c}, {t}",
+            f"vpaddd {g * 1024 + (s % 16) * 64}(%%rdx), {a}, {a}",
+            f"vpaddd {4 * s}(%%rcx)%{{1to16%}}, {a}, {a}",
+            f"vpaddd {t}, {a}, {a}",
+            f"vprold ${ROTATE[s % 4]}, {a}, {a}",
+            f"vpaddd {b}, {a}, {a}",
+        ]
+        for j in range(SCALAR):
+            word, lane = divmod(SCALAR * s + j, 16)
+            r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j]
+            lines += [
+                f"movl {(g * 16 + lane) * STRIDE + 4 * word}(%%rsi), {r}",
+                f"movl {r}, {g * 1024 + word * 64 + 4 * lane}(%%rdi)",
+            ]
+        if s % 4 == 0:
+            for j in range(SHUFFLES):
+                lines.append(f"vpunpckldq %%zmm{20 + j}, %%zmm{24 + j}, %%zmm{28 + j}")
+body = "\n".join(f'        "{line}\\n"' for line in lines)
+clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + list(range(20, 32)))
+
+print(f"""#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}}
+
+/* Seconds per cycle: 4 dependent imuls (3 cycles each) an iteration. */
+static double cycle_seconds(void) {{
+    long i = 20000000, x = 3;
+    double t = now();
+    __asm__ volatile("1:\\n imul %1,%1\\n imul %1,%1\\n imul %1,%1\\n imul %1,%1\\n"
+                     "dec %0\\n jnz 1b\\n" : "+r"(i), "+r"(x) : : "cc");
+    return (now() - t) / (20000000.0 * 12);
+}}
+
+int main(void) {{
+    static unsigned char src[48 * {STRIDE} + 4096] __attribute__((aligned(64)));
+    static unsigned rows[2][3 * 256] __attribute__((aligned(64)));
+    static unsigned k[64] __attribute__((aligned(64)));
+    memset(src, 1, sizeof src);
+    memset(rows, 2, sizeof rows);
+    for (int i = 0; i < 64; i++) k[i] = i * 0x9e3779b9u;
+    double cs = cycle_seconds();
+    const long blocks = 2000000;
+    for (int pass = 0; pass < 5; pass++) {{
+        void *rd = rows[0], *wr = rows[1];
+        long n = blocks;
+        double t = now();
+        __asm__ volatile(
+        "1:\\n"
+{body}
+        "xchg %%rdx, %%rdi\\n"
+        "dec %2\\n"
+        "jnz 1b\\n"
+        : "+d"(rd), "+D"(wr), "+r"(n)
+        : "S"(src), "c"(k)
+        : "rax", "r9", "r10", "r11", "memory", "cc", {clobbers});
+        double cycles = (now() - t) / cs;
+        printf("G=%d {KIND}: %.1f cycles a block of every group, %.2f bytes/cycle (%.2f GHz)\\n",
+               {G}, cycles / blocks, blocks * 64.0 * 16 * {G} / cycles, 1 / cs / 1e9);
+    }}
+    return 0;
+}}""")
