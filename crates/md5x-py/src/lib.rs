@@ -677,11 +677,8 @@ fn many<T: AsRef<[u8]> + Sync>(inputs: &[T]) -> Vec<Digest> {
     groups.push(start..inputs.len());
     let mut jobs: Vec<(Range<usize>, Vec<Digest>)> =
         groups.into_iter().map(|r| (r, Vec::new())).collect();
-    // Whether the messages come from memory is asked of them all: each group alone may
-    // fit in the cache.
-    let from_memory = md5x::tuning::from_memory(inputs);
     on_threads(&mut jobs, |(r, out)| {
-        *out = md5x::tuning::hash_many_share(&inputs[r.clone()], from_memory)
+        *out = md5x::hash_many(&inputs[r.clone()])
     });
     jobs.into_iter().flat_map(|(_, out)| out).collect()
 }

@@ -22,7 +22,7 @@
 //!   repeated, sometimes all of one length or of a few;
 //! - the `tuning` hooks: `hash_many_tuned` and `hash_many_generic` with 1, 2 and 3
 //!   groups and random cut-overs, `hash_many_portable_lanes` in each documented shape
-//!   (and a few undocumented ones, which must decline), `hash_many_share`;
+//!   (and a few undocumented ones, which must decline);
 //! - `update_many`, several rounds of random chunks (mixed with plain `Md5::update`)
 //!   into hashers of several backends, against MD5 of what each was fed;
 //! - `Lanes`: slots opened, fed, closed, abandoned and flushed in random order, the
@@ -894,15 +894,6 @@ fn check_tuning(
         } else if out.iter().any(|d| *d != UNWRITTEN) {
             ctx.fail(&what, None, "declined, yet wrote outputs");
         }
-    }
-
-    let active = Backend::active();
-    for from_memory in [false, true] {
-        at("tuning::hash_many_share", Some(active));
-        let got = tuning::hash_many_share(&set, from_memory);
-        let what = format!("tuning::hash_many_share (from_memory {from_memory})");
-        check_digests(ctx, &what, Some(active), &set, &got, &set_want);
-        ctx.count("tuning::hash_many_share (active backend)", set.len(), total);
     }
 }
 

@@ -14,9 +14,7 @@
 //! the live ones move to a narrower kernel as soon as one suits their number better
 //! ([`shape_for`]), so that the last messages of uneven lengths do not run in mostly
 //! idle lanes. When fewer messages are left than the kernel's measured cut-over, the
-//! remaining ones finish on the single-stream kernel. On Intel's AVX-512 cores, a job of
-//! long messages too large for the last-level cache runs on one group of 16 lanes
-//! ([`long_streams_from_memory`]): fewer streams than one core's prefetchers follow.
+//! remaining ones finish on the single-stream kernel.
 
 use crate::hasher::{finish, md5_with, state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
@@ -287,83 +285,13 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
         inputs.len()
     );
     backend.assert_supported();
-    let from_memory = long_streams_from_memory(backend, inputs);
-    hash_job(backend, inputs, out, from_memory);
-}
-
-/// [`hash_many_into_with`] once the checks are done, with [`long_streams_from_memory`]'s
-/// answer for the whole job (which `par_hash_many`'s shares are parts of).
-fn hash_job<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest], from_memory: bool) {
     match backend.lane_kernel() {
         Some(k) => {
-            // At most one group for long messages from memory: fewer lanes still, where
-            // `shape_for` picks a narrower kernel for a share's few messages.
-            let shaped = shape_for(backend, inputs.len());
-            let k = match backend.lane_kernel_groups(1) {
-                Some(one) if from_memory && shaped.as_ref().is_none_or(|s| s.lanes > one.lanes) => {
-                    Some(one)
-                }
-                _ => shaped,
-            }
-            .unwrap_or(k);
+            let k = shape_for(backend, inputs.len()).unwrap_or(k);
             schedule(&k, backend, Some(backend), inputs, out)
         }
         None => scalar_all(backend, inputs, out),
     }
-}
-
-/// The mean message length from which [`long_streams_from_memory`] takes one group.
-const LONG_MESSAGE: u64 = 1 << 20;
-
-/// Whether `hash_many` runs one group of 16 lanes rather than [`shape_for`]'s choice:
-/// on Intel's AVX-512 cores, for more than 16 messages of at least [`LONG_MESSAGE`]
-/// bytes on average whose total passes the last-level cache
-/// ([`cpu::last_level_cache`](crate::kernels::cpu::last_level_cache)), so that they
-/// come from memory.
-///
-/// Each lane reads its own stream, far from the others when messages are long, and one
-/// core's prefetchers follow only so many streams: 32 or 48 of them outran them on
-/// Intel's Xeons, and one group's 16 lanes ran faster though its kernel is slower in
-/// cache. On a lent 16-core Emerald Rapids Xeon (KVM guest, 300 MiB of last-level
-/// cache; 2026-11-27, `MD5X_BACKENDS=avx512 MD5X_SIZES=1048576 MD5X_COUNTS=384
-/// taskset -c C many_report`, 384 MiB of messages, six passes on two cores over two
-/// calls) one group ran 2.64-3.09 bytes/cycle where the choice by count alone (two
-/// groups) ran 1.88-2.33: 1.15-1.64x, every pass. In cache it is the other way: 96
-/// messages of 1 MiB (96 MiB, in the L3) ran 2.67-3.09 on one group and 3.11-3.40 by
-/// count. Shorter messages from memory were not measured apart. AMD's cores keep their
-/// choice: Zen 4 and Zen 5 read 1 MiB messages from memory at 85-93% of their speed
-/// with 8 KiB ones in cache.
-///
-/// The lengths are summed only when the first lane set's messages are long, so that a
-/// job of short messages pays for reading 48 lengths at most.
-fn long_streams_from_memory<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> bool {
-    if backend != Backend::Avx512 || !crate::kernels::cpu::intel() {
-        return false;
-    }
-    let Some(llc) = crate::kernels::cpu::last_level_cache() else {
-        return false;
-    };
-    long_and_past(
-        inputs.len(),
-        |r| inputs[r].iter().map(|m| m.as_ref().len() as u64).sum(),
-        llc,
-    )
-}
-
-/// [`long_streams_from_memory`]'s arithmetic, for `n` messages whose lengths over a
-/// range of them `sum` gives, and a last-level cache of `llc` bytes.
-fn long_and_past(n: usize, sum: impl Fn(core::ops::Range<usize>) -> u64, llc: u64) -> bool {
-    // Up to 16 messages run on one group anyway.
-    if n <= 16 {
-        return false;
-    }
-    let first = n.min(MAX_LANES);
-    let head = sum(0..first);
-    if head < LONG_MESSAGE * first as u64 {
-        return false;
-    }
-    let total = head + sum(first..n);
-    total > llc && total >= LONG_MESSAGE * n as u64
 }
 
 /// A narrower kernel than `backend`'s own for `n` messages (or chains), where that is
@@ -442,27 +370,6 @@ pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<
 #[doc(hidden)]
 pub mod tuning {
     use super::*;
-
-    /// Whether the messages of a whole job are long and come from memory, so that
-    /// [`hash_many`] runs them on one group (Intel's AVX-512 cores; see
-    /// `long_streams_from_memory` in `many.rs`): for callers that cut a job into
-    /// shares on threads of their own (the Python module), and hash each share with
-    /// [`hash_many_share`], as `par_hash_many` does.
-    pub fn from_memory<T: AsRef<[u8]>>(inputs: &[T]) -> bool {
-        long_streams_from_memory(Backend::active(), inputs)
-    }
-
-    /// [`hash_many`] of one share of a job, with [`from_memory`]'s answer for the
-    /// whole job (a share alone may fit in the cache when the job does not).
-    #[cfg(feature = "alloc")]
-    pub fn hash_many_share<T: AsRef<[u8]>>(
-        inputs: &[T],
-        from_memory: bool,
-    ) -> alloc::vec::Vec<Digest> {
-        let mut out = alloc::vec![Digest::new([0; 16]); inputs.len()];
-        hash_job(Backend::active(), inputs, &mut out, from_memory);
-        out
-    }
 
     /// Like [`hash_many_into_with`], with `groups` interleaved vector groups (1 to 3) and
     /// `min_live` as the cut-over to the single-stream kernel. Returns `false` (and
@@ -767,9 +674,6 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     backend.assert_supported();
     let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
-    // Whether the messages come from memory is a question about the whole job: each
-    // share alone may fit in the cache.
-    let from_memory = long_streams_from_memory(backend, inputs);
     // Whole lane sets per share, about eight shares per thread (one set each when
     // there are fewer sets than that), so that uneven inputs and set counts that do
     // not divide by the threads still balance.
@@ -778,7 +682,7 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     inputs
         .par_chunks(chunk)
         .zip(out.par_chunks_mut(chunk))
-        .for_each(|(i, o)| hash_job(backend, i, o, from_memory));
+        .for_each(|(i, o)| hash_many_into_with(backend, i, o));
 }
 
 fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]) {
@@ -1360,89 +1264,6 @@ mod tests {
         let lanes = |n| shape_for(Backend::Sse2, n).map(|k| k.lanes);
         assert_eq!(lanes(2), Some(if pair { 2 } else { 4 }));
         assert_eq!(lanes(3), Some(4));
-    }
-
-    /// One group for long messages from memory: more than 16 messages, a mean of at
-    /// least 1 MiB, a total past the last-level cache; short first lane sets stop the
-    /// count early.
-    #[test]
-    fn long_messages_past_the_cache_take_one_group() {
-        const MIB: u64 = 1 << 20;
-        let rule = |lens: &[u64], llc: u64| {
-            let reads = core::cell::Cell::new(0);
-            let sum = |r: core::ops::Range<usize>| {
-                reads.set(reads.get() + r.len());
-                lens[r].iter().sum()
-            };
-            (long_and_past(lens.len(), sum, llc), reads.get())
-        };
-        let llc = 300 * MIB;
-        // 384 MiB of 1 MiB messages: from memory, each length read once.
-        assert_eq!(rule(&[MIB; 384], llc), (true, 384));
-        // Just past the cache, a mean of exactly 1 MiB.
-        assert!(rule(&[MIB; 301], llc).0);
-        // In the cache (96 MiB), or exactly as large as it.
-        assert!(!rule(&[MIB; 96], llc).0);
-        assert!(!rule(&[MIB; 300], llc).0);
-        // Sixteen messages run on one group anyway.
-        assert!(!rule(&[64 * MIB; 16], llc).0);
-        assert!(rule(&[64 * MIB; 17], llc).0);
-        // Short messages past the cache (8 KiB ones, 40 MiB of them past 32 MiB): only
-        // the first lane set's lengths are read.
-        let short = alloc::vec![8192; 5120];
-        assert_eq!(rule(&short, 32 * MIB), (false, MAX_LANES));
-        // A long first set, then short ones (96.1 MiB past 32 MiB, a mean of 0.65
-        // MiB): the mean decides; with fewer short ones it passes.
-        let mut mixed = alloc::vec![2 * MIB; MAX_LANES];
-        mixed.extend(core::iter::repeat_n(1024, 100));
-        assert!(!rule(&mixed, 32 * MIB).0);
-        mixed.truncate(MAX_LANES + 40);
-        assert!(rule(&mixed, 32 * MIB).0);
-        // A short first set stops it, whatever follows.
-        let mut late = alloc::vec![1024; MAX_LANES];
-        late.extend(core::iter::repeat_n(4 * MIB, 400));
-        assert_eq!(rule(&late, llc), (false, MAX_LANES));
-    }
-
-    /// Only Intel's AVX-512 takes the rule; and a job hashed on one group, as the rule
-    /// has it, gives every message's digest, on every backend with lanes here.
-    #[test]
-    fn one_group_jobs_hash_right() {
-        let big = alloc::vec![0x5a_u8; 1 << 20];
-        // 400 MiB as the rule sees it, 1 MiB in memory.
-        let many: Vec<&[u8]> = alloc::vec![&big[..]; 400];
-        for b in Backend::ALL.iter().filter(|b| **b != Backend::Avx512) {
-            assert!(!long_streams_from_memory(*b, &many), "{b:?}");
-        }
-        let llc = crate::kernels::cpu::last_level_cache();
-        let intel = crate::kernels::cpu::intel();
-        std::eprintln!("one group from memory: Intel {intel}, last-level cache {llc:?}");
-        assert_eq!(
-            long_streams_from_memory(Backend::Avx512, &many),
-            intel && llc.is_some_and(|c| c < 400 << 20)
-        );
-
-        // (Shorter under Miri, where each byte costs a thousandfold.)
-        let most = if cfg!(miri) { 200 } else { 1500 };
-        let msgs: Vec<Vec<u8>> = (0..61)
-            .map(|i| {
-                (0..(i * 997 + i * i * 31) % most)
-                    .map(|j| (j * 7 + i) as u8)
-                    .collect()
-            })
-            .collect();
-        let want: Vec<Digest> = msgs.iter().map(|m| crate::md5(m)).collect();
-        for b in Backend::all_supported() {
-            let mut out = alloc::vec![Digest::new([0; 16]); msgs.len()];
-            hash_job(b, &msgs, &mut out, true);
-            assert_eq!(out, want, "{b:?}");
-        }
-        // The shares that the Python module hashes on its threads, either way.
-        // A share of a few messages too, which keeps its narrower kernel.
-        for from_memory in [true, false] {
-            assert_eq!(tuning::hash_many_share(&msgs, from_memory), want);
-            assert_eq!(tuning::hash_many_share(&msgs[..3], from_memory), want[..3]);
-        }
     }
 
     /// Intel's AVX-512 speeds (86 : 100 : 96): 2 groups wherever they waste no more
