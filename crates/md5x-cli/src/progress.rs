@@ -33,12 +33,8 @@ pub struct Progress {
     /// Files in the totals whose size is not known ahead: named pipes, devices (a
     /// pipe's size is what it holds at that moment).
     streams: AtomicU64,
-    /// Sources not yet read to their end (the byte total is not final).
-    open: AtomicU64,
-    /// Those of them whose files are counted as they are taken (a walk, a checksum
-    /// list read ahead): the file total is not final either.
-    listing: AtomicU64,
-    /// Those sources, for the drawing thread.
+    /// Sources not yet read to their end, for the drawing thread (while there are
+    /// some, the totals are not final).
     queue: Mutex<VecDeque<Source>>,
     start: Instant,
     /// When the line first shows.
@@ -59,8 +55,6 @@ impl Progress {
             total_files: AtomicU64::new(0),
             total_bytes: AtomicU64::new(0),
             streams: AtomicU64::new(0),
-            open: AtomicU64::new(0),
-            listing: AtomicU64::new(0),
             queue: Mutex::new(VecDeque::new()),
             start: Instant::now(),
             delay,
@@ -101,10 +95,6 @@ impl Progress {
     }
 
     fn push(self: &Arc<Self>, src: Source) {
-        self.open.fetch_add(1, Ordering::Relaxed);
-        if matches!(src, Source::Uncounted(_)) {
-            self.listing.fetch_add(1, Ordering::Relaxed);
-        }
         self.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -140,10 +130,6 @@ impl Progress {
                 }
             };
             let Some(p) = p else {
-                if matches!(src, Source::Uncounted(_)) {
-                    self.listing.fetch_sub(1, Ordering::Relaxed);
-                }
-                self.open.fetch_sub(1, Ordering::Relaxed);
                 return true;
             };
             match std::fs::metadata(&p) {
@@ -218,15 +204,25 @@ impl Progress {
         *self.done.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The line to draw now. (On the drawing thread, between its turns at the queue:
+    /// every source not read to its end is in it.)
     fn line(&self) -> String {
+        let (open, listing) = {
+            let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let listing = queue
+                .iter()
+                .filter(|s| matches!(s, Source::Uncounted(_)))
+                .count();
+            (queue.len() as u64, listing as u64)
+        };
         Counts {
             files: self.files_done.load(Ordering::Relaxed),
             total_files: self.total_files.load(Ordering::Relaxed),
             bytes: self.bytes_done.load(Ordering::Relaxed),
             total_bytes: self.total_bytes.load(Ordering::Relaxed),
             streams: self.streams.load(Ordering::Relaxed),
-            open: self.open.load(Ordering::Relaxed),
-            listing: self.listing.load(Ordering::Relaxed),
+            open,
+            listing,
         }
         .line(self.start.elapsed().as_secs_f64())
     }
