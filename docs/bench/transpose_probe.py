@@ -12,7 +12,16 @@ block's message rows:
           port 5 on Intel's cores), four a quad;
 - scalar: the next block's 256 words a group moved by 32-bit loads and stores into a
           second row buffer (load and store ports only), four a step;
-- mixed:  half of each: 2 words a step by load and store, 2 shuffles a quad.
+- mixed:  half of each: 2 words a step by load and store, 2 shuffles a quad;
+- ms4, ms34, ms234 (and ms4a, ms34a, ms234a): the last one, two or three of the four
+          shuffle stages replaced by masked stores (`vmovdqu32/64 [..]{k}`: store ports
+          only) that write each 256-bit half, 128-bit chunk or 64-bit pair of a
+          partly transposed vector straight to its place in the next block's rows:
+          3, 2 or 1 shuffles a quad a group with 2, 4 or 8 stores, one of them a plain
+          store of the low part. Their addresses are off the row by what the part's
+          place in the register differs from its place in the row, so the masked ones
+          span two lines; the `a` kinds store at the row itself (no split) to show what
+          the split costs.
 
     python3 docs/bench/transpose_probe.py 2 mixed > /tmp/tp.c &&
         gcc -O2 -mavx512f -o /tmp/tp /tmp/tp.c && /tmp/tp
@@ -26,10 +35,15 @@ import sys
 
 G = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 KIND = sys.argv[2] if len(sys.argv) > 2 else "none"
-assert 1 <= G <= 3 and KIND in ("none", "vector", "scalar", "mixed")
+PASSES = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+MS = {"ms4": (3, 2, 256), "ms34": (2, 4, 128), "ms234": (1, 8, 64)}
+MS.update({k + "a": v for k, v in MS.items()})
+assert 1 <= G <= 3 and KIND in ("none", "vector", "scalar", "mixed", *MS)
 STRIDE = 4160  # bytes between lanes' data: 65 lines, so lanes fall in different sets
 SCALAR = {"scalar": 4, "mixed": 2}.get(KIND, 0)  # words moved a step a group
-SHUFFLES = {"vector": 4, "mixed": 2}.get(KIND, 0)  # shuffles a quad a group
+SHUFFLES = {"vector": 4, "mixed": 2}.get(KIND, MS.get(KIND, (0,))[0])  # a quad a group
+STORES, BITS = MS.get(KIND, (0, 0, 0))[1:]  # stores a quad a group, bits each
+SPLIT = KIND in MS and not KIND.endswith("a")
 ROTATE = [7, 12, 17, 22]
 
 lines = []
@@ -57,6 +71,22 @@ for s in range(64):
         if s % 4 == 0:
             for j in range(SHUFFLES):
                 lines.append(f"vpunpckldq %%zmm{20 + j}, %%zmm{24 + j}, %%zmm{28 + j}")
+            # The quad's stores: part j of a register goes to part j + 1 of a row
+            # (wrapping), except the first, a plain store of the low part.
+            parts = 512 // BITS if STORES else 1
+            for j in range(STORES):
+                row = g * 1024 + (4 * j + s // 4) % 16 * 64
+                src = f"%%zmm{28 + j % max(SHUFFLES, 1)}"
+                if j == 0:
+                    reg = {256: "ymm", 128: "xmm", 64: "xmm"}[BITS].join(src.rsplit("zmm", 1))
+                    op = "vmovq" if BITS == 64 else "vmovdqu32"
+                    lines.append(f"{op} {reg}, {row}(%%rdi)")
+                    continue
+                part = j % parts
+                place = (part + 1) % parts if SPLIT else part
+                off = row + (place - part) * BITS // 8
+                w = "64" if BITS == 64 else "32"
+                lines.append(f"vmovdqu{w} {src}, {off}(%%rdi)%{{%%k{part}%}}")
 body = "\n".join(f'        "{line}\\n"' for line in lines)
 clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + list(range(20, 32)))
 
@@ -81,15 +111,28 @@ static double cycle_seconds(void) {{
 
 int main(void) {{
     static unsigned char src[48 * {STRIDE} + 4096] __attribute__((aligned(64)));
-    static unsigned rows[2][3 * 256] __attribute__((aligned(64)));
+    static unsigned rows[2][3 * 256 + 64] __attribute__((aligned(64)));
     static unsigned k[64] __attribute__((aligned(64)));
     memset(src, 1, sizeof src);
     memset(rows, 2, sizeof rows);
     for (int i = 0; i < 64; i++) k[i] = i * 0x9e3779b9u;
     double cs = cycle_seconds();
     const long blocks = 2000000;
-    for (int pass = 0; pass < 5; pass++) {{
-        void *rd = rows[0], *wr = rows[1];
+    /* k1..k7: part j of a register (BITS wide) alone. */
+    for (int j = 1; j < 512 / ({BITS} ? {BITS} : 512); j++) {{
+        unsigned m = (({BITS} == 64 ? 1u : {BITS} == 128 ? 0xFu : 0xFFu) << (j * ({BITS} == 64 ? 1 : {BITS} / 32)));
+        switch (j) {{
+        case 1: __asm__ volatile("kmovw %0, %%k1" : : "r"(m)); break;
+        case 2: __asm__ volatile("kmovw %0, %%k2" : : "r"(m)); break;
+        case 3: __asm__ volatile("kmovw %0, %%k3" : : "r"(m)); break;
+        case 4: __asm__ volatile("kmovw %0, %%k4" : : "r"(m)); break;
+        case 5: __asm__ volatile("kmovw %0, %%k5" : : "r"(m)); break;
+        case 6: __asm__ volatile("kmovw %0, %%k6" : : "r"(m)); break;
+        case 7: __asm__ volatile("kmovw %0, %%k7" : : "r"(m)); break;
+        }}
+    }}
+    for (int pass = 0; pass < {PASSES}; pass++) {{
+        void *rd = rows[0] + 32, *wr = rows[1] + 32;
         long n = blocks;
         double t = now();
         __asm__ volatile(

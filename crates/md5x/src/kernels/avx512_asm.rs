@@ -48,6 +48,21 @@
 //!   copies read it again (the offset stays put), so nothing past a lane's last block
 //!   is read.
 //!
+//! - **staged** (Intel's cores, runs of `PIPED_FROM` blocks or more; `kernels::run`):
+//!   the next block is transposed while the steps run, four lanes at a time beside
+//!   every second quad (2 groups; see `stage_at!`), into a second set of rows that the
+//!   next block reads (the two swap after each block). Two stages of unpacks leave
+//!   each 128-bit chunk holding one word of four lanes, and the chunks go straight to
+//!   their rows by masked stores (`vmovdqu32 [..]{k}`), which use the store ports
+//!   only: the two stages of 128-bit shuffles, 32 of the 64 shuffles a block a group,
+//!   are gone from ports 0 and 5, which the steps' six operations a step keep busy. A
+//!   row so written cannot be forwarded from the store buffer to a load; it is read a
+//!   whole block later, from L1. The first block is transposed in full, as the direct
+//!   loop does. On an Emerald Rapids guest (2026-11-28, `many_report`, 96 messages of
+//!   1 or 8 KiB, four pairs of runs) it ran 1.01-1.16x the piped loop, up to 4.69
+//!   bytes/cycle at 8 KiB (`docs/performance.md`). AMD's cores keep the piped loop:
+//!   masked stores are not measured there.
+//!
 //! Even spread out, the aliasing above cost the direct loop 15-25% on Zen 4 (AMD EPYC
 //! family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx512 many_report`, 3 groups,
 //! bytes/cycle, direct -> piped): 96 messages of 8 KiB end to end (in L2) 3.19-3.27 ->
@@ -112,7 +127,7 @@ macro_rules! steps {
 /// `copy`); the roles of the state words rotate `(a, b, c, d) -> (d, a, b, c)` from step
 /// to step.
 macro_rules! quad {
-    ($gs:tt, $ng:literal, $each:ident, $r:ident, $i:literal, $w0:literal, $w1:literal,
+    ($gs:tt, $ng:tt, $each:ident, $r:ident, $i:tt, $w0:literal, $w1:literal,
      $w2:literal, $w3:literal, $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
         concat!(
             $each!($gs, $ng, $i),
@@ -288,6 +303,74 @@ macro_rules! copy_line {
     };
 }
 
+/// Rows `4k..4k+3` of group `$g`'s next block (lanes `16g + 4k + r` at `{off}`),
+/// transposed by two stages of unpacks (`zmm20..zmm27`) and stored straight into the
+/// next block's scratch rows at `{nxt}`: 128-bit chunk `c` of `u[q]` (word `4c + q` of
+/// the four lanes) to bytes `16k..16k+16` of row `16g + 4c + q`, chunk 0 by a plain
+/// store and the others by masked ones (`k1..k3`: chunk `c` alone) at `16(k - c)`
+/// bytes off the row, so no shuffle moves chunks between the 128-bit lanes.
+#[rustfmt::skip]
+macro_rules! stage {
+    ($g:literal, $k:literal) => {
+        concat!(
+            stage_row!($g, $k, 0), stage_row!($g, $k, 1), stage_row!($g, $k, 2), stage_row!($g, $k, 3),
+            unpack_words!(24, 25, 20, 21), unpack_words!(26, 27, 22, 23),
+            unpack_pairs!(20, 21, 22, 23, 24, 25, 26, 27),
+            stage_store!($g, $k, 0), stage_store!($g, $k, 1),
+            stage_store!($g, $k, 2), stage_store!($g, $k, 3),
+        )
+    };
+}
+
+/// Lane `16g + 4k + r`'s block at `{off}` into `zmm(20 + r)`.
+#[rustfmt::skip]
+macro_rules! stage_row {
+    ($g:literal, $k:literal, $r:literal) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+4*", $k, "+", $r, ")]\n",
+            "vmovdqu32 zmm2", $r, ", zmmword ptr [{p} + {off}]\n",
+        )
+    };
+}
+
+/// The four chunks of `u[q]` (`zmm(20 + q)`) to their rows (see `stage!`).
+#[rustfmt::skip]
+macro_rules! stage_store {
+    ($g:literal, $k:literal, $q:literal) => {
+        concat!(
+            "vmovdqu32 xmmword ptr [{nxt} + 64*(16*", $g, "+", $q, ") + 16*", $k, "], xmm2", $q, "\n",
+            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+4+", $q, ") + 16*(", $k, "-1)] {{k1}}, zmm2", $q, "\n",
+            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+8+", $q, ") + 16*(", $k, "-2)] {{k2}}, zmm2", $q, "\n",
+            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+12+", $q, ") + 16*(", $k, "-3)] {{k3}}, zmm2", $q, "\n",
+        )
+    };
+}
+
+/// A staged run's work beside the quad starting at step `$i`: `prefetch!`'s, and one
+/// of the `4G` stages of the next block (`stage!`) spread over the 16 quads: every
+/// fourth quad for 1 group, every second for 2, and all but every fourth for 3.
+#[rustfmt::skip]
+macro_rules! staged {
+    ($gs:tt, $ng:tt, $i:tt) => {
+        concat!(prefetch!($gs, $ng, $i), stage_at!($ng, $i))
+    };
+}
+
+/// Which stage (group, rows) goes beside the quad at step `$i` with `$ng` groups.
+#[rustfmt::skip]
+macro_rules! stage_at {
+    (1, 0) => { stage!(0, 0) }; (1, 16) => { stage!(0, 1) };
+    (1, 32) => { stage!(0, 2) }; (1, 48) => { stage!(0, 3) };
+    (2, 0) => { stage!(0, 0) }; (2, 8) => { stage!(0, 1) }; (2, 16) => { stage!(0, 2) };
+    (2, 24) => { stage!(0, 3) }; (2, 32) => { stage!(1, 0) }; (2, 40) => { stage!(1, 1) };
+    (2, 48) => { stage!(1, 2) }; (2, 56) => { stage!(1, 3) };
+    (3, 0) => { stage!(0, 0) }; (3, 4) => { stage!(0, 1) }; (3, 8) => { stage!(0, 2) };
+    (3, 16) => { stage!(0, 3) }; (3, 20) => { stage!(1, 0) }; (3, 24) => { stage!(1, 1) };
+    (3, 32) => { stage!(1, 2) }; (3, 36) => { stage!(1, 3) }; (3, 40) => { stage!(2, 0) };
+    (3, 48) => { stage!(2, 1) }; (3, 52) => { stage!(2, 2) }; (3, 56) => { stage!(2, 3) };
+    ($ng:tt, $i:tt) => { "" };
+}
+
 /// Group `$g`'s 4 state rows loaded into its registers (`load`), or added to them and
 /// stored back (`add_store`).
 #[rustfmt::skip]
@@ -318,12 +401,12 @@ macro_rules! add_store {
     };
 }
 
-/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them), direct or
-/// piped (see the module's docs).
+/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them): direct,
+/// piped or staged (see the module's docs).
 macro_rules! blocks {
-    (direct, [$($g:tt),+], $ng:literal) => {
+    (direct, [$($g:tt),+], $ng:tt) => {
         concat!(
-            "/* no line scratch (at {lines}) in a direct run */\n",
+            "/* no line scratch (at {lines}) or next rows (at {nxt}) in a direct run */\n",
             "2:\n",
             $(transpose!(direct, $g),)+
             $(state_rows!(load, $g),)+
@@ -335,8 +418,9 @@ macro_rules! blocks {
             "jnz 2b\n",
         )
     };
-    (piped, [$($g:tt),+], $ng:literal) => {
+    (piped, [$($g:tt),+], $ng:tt) => {
         concat!(
+            "/* no next rows (at {nxt}) in a piped run */\n",
             copy_lines!([$($g),+]),
             "2:\n",
             $(transpose!(piped, $g),)+
@@ -345,6 +429,26 @@ macro_rules! blocks {
             next_copy_offset!(),
             md5_quads!(quad!([$($g),+], $ng, copy)),
             $(state_rows!(add_store, $g),)+
+            "add {pf}, {stride}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+    (staged, [$($g:tt),+], $ng:tt) => {
+        concat!(
+            "/* the next rows at {nxt}: {msg} + {lines} at first, then swapped */\n",
+            // The first block transposed in full, as the direct loop does.
+            $(transpose!(direct, $g),)+
+            "mov {p:e}, 0xF0\n", "kmovw k1, {p:e}\n",
+            "mov {p:e}, 0xF00\n", "kmovw k2, {p:e}\n",
+            "mov {p:e}, 0xF000\n", "kmovw k3, {p:e}\n",
+            "2:\n",
+            $(state_rows!(load, $g),)+
+            // The stages' block: the next one, or this one again after the last.
+            next_copy_offset!(),
+            md5_quads!(quad!([$($g),+], $ng, staged)),
+            $(state_rows!(add_store, $g),)+
+            "xchg {msg}, {nxt}\n",
             "add {pf}, {stride}\n",
             "dec {n}\n",
             "jnz 2b\n",
@@ -361,7 +465,7 @@ struct Rows<const N: usize>([[u32; 16]; N]);
 const AHEAD: usize = 4;
 
 /// Byte offset of the line scratch in the scratch area (`{lines}` in the assembly),
-/// after the 48 rows of transposed words.
+/// after the 48 rows of transposed words; in a staged run, of the second set of rows.
 const LINES_AT: usize = 48 * 64;
 
 /// Compress `nblocks` blocks of `16 * G` lanes (`G` groups of 16, 1 to 3; state layout
@@ -384,19 +488,22 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 64 * G && lanes.len() == 16 * G);
+    let staged = super::run::staged(RUN, nblocks);
     let piped = super::run::piped(RUN, nblocks);
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
-    // a lane, at `LINES_AT`): each written before it is read.
+    // a lane, at `LINES_AT`) or the staged loop's second rows: each written before it
+    // is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 64 + 48 }>>::uninit();
     // The prefetches' offset from each lane's start: `AHEAD` blocks past the block
     // being hashed. Prefetches cannot fault, so those past the end of a lane are
     // harmless.
     let pf = stride.wrapping_mul(AHEAD);
     macro_rules! run {
-        ($gs:tt, $ng:literal) => {
-            match piped {
-                false => run!(blocks!(direct, $gs, $ng)),
-                true => run!(blocks!(piped, $gs, $ng)),
+        ($gs:tt, $ng:tt) => {
+            match (staged, piped) {
+                (true, _) => run!(blocks!(staged, $gs, $ng)),
+                (false, false) => run!(blocks!(direct, $gs, $ng)),
+                (false, true) => run!(blocks!(piped, $gs, $ng)),
             }
         };
         ($code:expr) => {
@@ -407,7 +514,8 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
                 "vzeroupper",
                 st = in(reg) state.as_mut_ptr(),
                 lp = in(reg) lanes.as_ptr(),
-                msg = in(reg) msg.as_mut_ptr(),
+                msg = inout(reg) msg.as_mut_ptr().cast::<u8>() => _,
+                nxt = inout(reg) msg.as_mut_ptr().cast::<u8>().wrapping_add(LINES_AT) => _,
                 k = in(reg) super::lanes::STEP_K.as_ptr(),
                 tf = const super::lanes::TERNLOG_F,
                 tg = const super::lanes::TERNLOG_G,
@@ -427,19 +535,22 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
                 out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
                 out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
                 out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+                out("k1") _, out("k2") _, out("k3") _,
                 options(nostack),
             )
         };
     }
     // SAFETY: the caller guarantees AVX512F, and for `G` groups a state of `64 * G`
     // words and `16 * G` lanes whose blocks are readable at `off = b * stride` for
-    // `b < nblocks`. Either loop runs `nblocks` (> 0) times and reads the lanes only at
-    // such offsets: the direct one at `off` of the block it hashes; the piped one at 0
-    // (its prologue) and then at `off` of the next block, which stays at the last
-    // block's offset once no block follows (`cmp n, 1` before the steps). Both read 64
-    // bytes a lane there (and prefetch, which never faults), write only the state's
-    // `4 * G` rows and `msg` (rows of transposed words at 0, the line scratch at
-    // `LINES_AT`; 64-byte aligned, as `vmovdqa32` needs), read `STEP_K`, and clobber
+    // `b < nblocks`. Each loop runs `nblocks` (> 0) times and reads the lanes only at
+    // such offsets: the direct one at `off` of the block it hashes; the piped and the
+    // staged ones at 0 (their prologues) and then at `off` of the next block, which
+    // stays at the last block's offset once no block follows (`cmp n, 1` before the
+    // steps). All read 64 bytes a lane there (and prefetch, which never faults), write
+    // only the state's `4 * G` rows and `msg`'s scratch (rows of transposed words at 0,
+    // the line scratch or the staged loop's second rows at `LINES_AT`, 48 rows each;
+    // 64-byte aligned, as `vmovdqa32` needs; the staged loop's masked stores write
+    // only the 16 bytes of their mask, inside those rows), read `STEP_K`, and clobber
     // only the registers named.
     unsafe {
         match G {

@@ -62,6 +62,12 @@ pub(crate) mod run {
     pub(crate) const DIRECT: u8 = 1;
     /// Always piped.
     pub(crate) const PIPED: u8 = 2;
+    /// Always staged: the next block transposed while the steps run (AVX-512 only,
+    /// see `avx512_asm.rs`).
+    pub(crate) const STAGED: u8 = 3;
+    /// Staged from [`PIPED_FROM`] blocks on, direct below (AVX-512 only): what Intel's
+    /// cores run.
+    pub(crate) const STAGED_BY_LENGTH: u8 = 4;
 
     /// The shortest run (in blocks) that goes to the piped loop; shorter ones run
     /// direct. Measured on Zen 4 with AVX2 (`many_report`, 3 groups, see
@@ -73,9 +79,18 @@ pub(crate) mod run {
     /// Whether a run of `nblocks` blocks takes the piped loop under `run`.
     pub(crate) const fn piped(run: u8, nblocks: usize) -> bool {
         match run {
-            DIRECT => false,
+            DIRECT | STAGED | STAGED_BY_LENGTH => false,
             PIPED => true,
             _ => nblocks >= PIPED_FROM,
+        }
+    }
+
+    /// Whether a run of `nblocks` blocks takes the staged loop under `run`.
+    pub(crate) const fn staged(run: u8, nblocks: usize) -> bool {
+        match run {
+            STAGED => true,
+            STAGED_BY_LENGTH => nblocks >= PIPED_FROM,
+            _ => false,
         }
     }
 }
