@@ -33,7 +33,9 @@ pub(crate) const SPEED: [u32; 3] = [55, 100, 125];
 /// 2026-11-25; `MD5X_BACKENDS=avx512 MD5X_SIZES=1024,8192,1048576 MD5X_COUNTS=96
 /// many_report`, three runs), 1, 2 and 3 groups ran 2.51-2.57, 2.90-2.97 and 2.87-2.94
 /// bytes/cycle at 1 KiB, 3.05-3.10, 3.58-3.75 and 3.49-3.59 at 8 KiB, 2.89-2.94,
-/// 3.22-3.39 and 3.03-3.12 at 1 MiB; with 192 messages 3 groups lost 3-11% to 2.
+/// 3.22-3.39 and 3.03-3.12 at 1 MiB; with 192 messages 3 groups lost 3-11% to 2. The
+/// staged loop (`avx512_asm.rs`) kept the proportions on an Emerald Rapids guest
+/// (2026-11-28, the same command at 8 KiB, best of three runs: 3.89, 4.61 and 4.39).
 pub(crate) const SPEED_TWO_PORTS: [u32; 3] = [86, 100, 96];
 
 /// [`SPEED`] or [`SPEED_TWO_PORTS`], whichever describes this CPU.
