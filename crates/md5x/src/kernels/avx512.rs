@@ -71,10 +71,11 @@ mod imp {
         // share with the steps: there the staged loop, whose masked stores take a
         // third of them off those ports, runs long runs. AMD's keep the piped loop
         // (the staged one is not measured there).
-        match super::super::cpu::intel() {
-            true => lane_kernel(groups, by_groups!(groups, strided_asm, STAGED_BY_LENGTH)?),
-            false => lane_kernel(groups, by_groups!(groups, strided_asm, BY_LENGTH)?),
-        }
+        let strided = match super::super::cpu::intel() {
+            true => by_groups!(groups, strided_asm, STAGED_BY_LENGTH)?,
+            false => by_groups!(groups, strided_asm, BY_LENGTH)?,
+        };
+        lane_kernel(groups, strided)
     }
 
     pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {

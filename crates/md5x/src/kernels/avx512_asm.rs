@@ -150,15 +150,24 @@ macro_rules! op3 {
     };
 }
 
+/// Lane `$lane`'s block at `{off}` into register `$reg`, its pointer left in `{p}`
+/// (`$lane`: an assembler expression, from `concat!`).
+#[rustfmt::skip]
+macro_rules! lane_block {
+    ($lane:expr, $reg:expr) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(", $lane, ")]\n",
+            "vmovdqu32 ", $reg, ", zmmword ptr [{p} + {off}]\n",
+        )
+    };
+}
+
 /// Lane `16g + l`'s current block into `zmm$l`: from the lane at `{off}` (`direct`) or
 /// from its copy in the line scratch (`piped`).
 #[rustfmt::skip]
 macro_rules! load_row {
     (direct, $g:literal, $l:literal) => {
-        concat!(
-            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+", $l, ")]\n",
-            "vmovdqu32 zmm", $l, ", zmmword ptr [{p} + {off}]\n",
-        )
+        lane_block!(concat!("16*", $g, "+", $l), concat!("zmm", $l))
     };
     (piped, $g:literal, $l:literal) => {
         concat!("vmovdqa32 zmm", $l, ", zmmword ptr [{msg} + {lines} + 64*(16*", $g, "+", $l, ")]\n")
@@ -269,8 +278,7 @@ macro_rules! prefetch {
 macro_rules! copy {
     ([$($j:tt),+], $ng:literal, $i:literal) => {
         concat!($(
-            "mov {p}, qword ptr [{lp} + 8*((", $i, "/4)*", $ng, " + ", $j, ")]\n",
-            "vmovdqu32 zmm19, zmmword ptr [{p} + {off}]\n",
+            lane_block!(concat!("(", $i, "/4)*", $ng, " + ", $j), "zmm19"),
             "vmovdqa32 zmmword ptr [{msg} + {lines} + 64*((", $i, "/4)*", $ng, " + ", $j, ")], zmm19\n",
             "prefetcht0 byte ptr [{p} + {pf}]\n",
         )+)
@@ -296,8 +304,7 @@ macro_rules! copy_lines {
 macro_rules! copy_line {
     ($g:literal, $l:literal) => {
         concat!(
-            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+", $l, ")]\n",
-            "vmovdqu32 zmm19, zmmword ptr [{p} + {off}]\n",
+            lane_block!(concat!("16*", $g, "+", $l), "zmm19"),
             "vmovdqa32 zmmword ptr [{msg} + {lines} + 64*(16*", $g, "+", $l, ")], zmm19\n",
         )
     };
@@ -326,10 +333,7 @@ macro_rules! stage {
 #[rustfmt::skip]
 macro_rules! stage_row {
     ($g:literal, $k:literal, $r:literal) => {
-        concat!(
-            "mov {p}, qword ptr [{lp} + 8*(16*", $g, "+4*", $k, "+", $r, ")]\n",
-            "vmovdqu32 zmm2", $r, ", zmmword ptr [{p} + {off}]\n",
-        )
+        lane_block!(concat!("16*", $g, "+4*", $k, "+", $r), concat!("zmm2", $r))
     };
 }
 
