@@ -492,8 +492,8 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 64 * G && lanes.len() == 16 * G);
-    let staged = super::run::staged(RUN, nblocks);
-    let piped = super::run::piped(RUN, nblocks);
+    use super::run::Loop;
+    let pick = super::run::pick(RUN, nblocks);
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`) or the staged loop's second rows: each written before it
     // is read.
@@ -504,10 +504,10 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
     let pf = stride.wrapping_mul(AHEAD);
     macro_rules! run {
         ($gs:tt, $ng:tt) => {
-            match (staged, piped) {
-                (true, _) => run!(blocks!(staged, $gs, $ng)),
-                (false, false) => run!(blocks!(direct, $gs, $ng)),
-                (false, true) => run!(blocks!(piped, $gs, $ng)),
+            match pick {
+                Loop::Staged => run!(blocks!(staged, $gs, $ng)),
+                Loop::Direct => run!(blocks!(direct, $gs, $ng)),
+                Loop::Piped => run!(blocks!(piped, $gs, $ng)),
             }
         };
         ($code:expr) => {

@@ -51,9 +51,10 @@ macro_rules! next_copy_offset {
 
 /// Which loop a hand-scheduled lane kernel (`sse2_asm.rs`, `avx2_asm.rs`,
 /// `avx512_asm.rs`) runs: *direct*, which reads each block's data from the lanes at the
-/// block's start, or *piped*, which copies the next block's data into a line scratch
-/// while the steps run (see `avx2_asm.rs`). Chosen by the run's length, or forced (for
-/// tests that run both loops at every length).
+/// block's start; *piped*, which copies the next block's data into a line scratch while
+/// the steps run (see `avx2_asm.rs`); or *staged* (AVX-512 only), which transposes the
+/// next block while the steps run (see `avx512_asm.rs`). Chosen by the run's length, or
+/// forced (for tests that run every loop at every length).
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) mod run {
     /// Piped from [`PIPED_FROM`] blocks on, direct below.
@@ -62,35 +63,39 @@ pub(crate) mod run {
     pub(crate) const DIRECT: u8 = 1;
     /// Always piped.
     pub(crate) const PIPED: u8 = 2;
-    /// Always staged: the next block transposed while the steps run (AVX-512 only,
-    /// see `avx512_asm.rs`).
+    /// Always staged (AVX-512 only).
     pub(crate) const STAGED: u8 = 3;
     /// Staged from [`PIPED_FROM`] blocks on, direct below (AVX-512 only): what Intel's
     /// cores run.
     pub(crate) const STAGED_BY_LENGTH: u8 = 4;
 
-    /// The shortest run (in blocks) that goes to the piped loop; shorter ones run
-    /// direct. Measured on Zen 4 with AVX2 (`many_report`, 3 groups, see
+    /// The shortest run (in blocks) that goes to the piped or staged loop; shorter
+    /// ones run direct. Measured on Zen 4 with AVX2 (`many_report`, 3 groups, see
     /// `avx2_asm.rs`): from memory, 8-block runs lost 18% piped, 16-block runs were
     /// level, 32-block runs gained 40%; in cache, runs of 4 or fewer lost 5-15%. The
-    /// AVX-512 and SSE2 kernels were level at 16 blocks too.
+    /// AVX-512 and SSE2 kernels were level at 16 blocks too, and on Intel's cores
+    /// the staged loop was level to 5-10% slower on runs of 1-8 blocks.
     pub(crate) const PIPED_FROM: usize = 16;
 
-    /// Whether a run of `nblocks` blocks takes the piped loop under `run`.
-    pub(crate) const fn piped(run: u8, nblocks: usize) -> bool {
-        match run {
-            DIRECT | STAGED | STAGED_BY_LENGTH => false,
-            PIPED => true,
-            _ => nblocks >= PIPED_FROM,
-        }
+    /// A kernel's loops.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub(crate) enum Loop {
+        Direct,
+        Piped,
+        Staged,
     }
 
-    /// Whether a run of `nblocks` blocks takes the staged loop under `run`.
-    pub(crate) const fn staged(run: u8, nblocks: usize) -> bool {
+    /// The loop a run of `nblocks` blocks takes under `run` (one of the constants
+    /// above).
+    pub(crate) const fn pick(run: u8, nblocks: usize) -> Loop {
+        let long = nblocks >= PIPED_FROM;
         match run {
-            STAGED => true,
-            STAGED_BY_LENGTH => nblocks >= PIPED_FROM,
-            _ => false,
+            DIRECT => Loop::Direct,
+            PIPED => Loop::Piped,
+            STAGED => Loop::Staged,
+            STAGED_BY_LENGTH if long => Loop::Staged,
+            BY_LENGTH if long => Loop::Piped,
+            _ => Loop::Direct,
         }
     }
 }
@@ -241,6 +246,24 @@ mod tests {
                 assert_eq!(n[1 + k], word_index(4 * q + k), "quad {q}, step {k}");
                 assert_eq!(n[5 + k] as u32, R[q / 4][k], "quad {q}, step {k}");
             }
+        }
+    }
+
+    /// Each run kind takes the loop its documentation gives, and the by-length kinds
+    /// switch at `PIPED_FROM` blocks.
+    #[test]
+    fn each_run_kind_picks_its_loop() {
+        use super::run::STAGED_BY_LENGTH;
+        use super::run::{pick, Loop, BY_LENGTH, DIRECT, PIPED, PIPED_FROM, STAGED};
+        for n in [1, 2, PIPED_FROM - 1, PIPED_FROM, PIPED_FROM + 1, 1 << 20] {
+            let long = n >= PIPED_FROM;
+            assert_eq!(pick(DIRECT, n), Loop::Direct, "{n} blocks");
+            assert_eq!(pick(PIPED, n), Loop::Piped, "{n} blocks");
+            assert_eq!(pick(STAGED, n), Loop::Staged, "{n} blocks");
+            let by_length = if long { Loop::Piped } else { Loop::Direct };
+            assert_eq!(pick(BY_LENGTH, n), by_length, "{n} blocks");
+            let staged_by_length = if long { Loop::Staged } else { Loop::Direct };
+            assert_eq!(pick(STAGED_BY_LENGTH, n), staged_by_length, "{n} blocks");
         }
     }
 }

@@ -360,7 +360,7 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
         return;
     }
     debug_assert!((1..=3).contains(&G) && state.len() == 16 * G && lanes.len() == 4 * G);
-    let piped = super::run::piped(RUN, nblocks);
+    let piped = super::run::pick(RUN, nblocks) == super::run::Loop::Piped;
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`): each written before it is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 16 + 48 }>>::uninit();
