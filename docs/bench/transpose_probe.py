@@ -26,10 +26,18 @@ block's message rows:
     python3 docs/bench/transpose_probe.py 2 mixed > /tmp/tp.c &&
         gcc -O2 -mavx512f -o /tmp/tp /tmp/tp.c && /tmp/tp
 
+The kinds `avx2-none`, `avx2-vector`, `avx2-scalar` and `avx2-mixed` ask the same of
+the AVX2 kernel (`avx2_asm.rs`): G groups of 8 lanes, each step as that kernel writes
+it (the message row and the pre-splatted `K` row added from memory, the round function
+in two or three operations, the rotation in three or one byte shuffle, the add of
+`b`), with 48 vector operations a block a group as its transposition (16 `vinserti128`
+from memory and 32 unpacks, three a quad), the 128 words moved by 32-bit loads and
+stores (eight a quad), or half of each. Build those with `-mavx2`.
+
 Prints bytes/cycle for 5 passes; cycles come from a dependent chain of 64-bit `imul`
 (3 cycles each; on Intel's recent cores a chain of `add $1` is folded at rename).
 Digests are not computed: the rows stay in L1 and the values do not matter.
-x86-64 with AVX-512F only.
+x86-64 with AVX-512F (AVX2 for the avx2 kinds).
 """
 import sys
 
@@ -38,16 +46,70 @@ KIND = sys.argv[2] if len(sys.argv) > 2 else "none"
 PASSES = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 MS = {"ms4": (3, 2, 256), "ms34": (2, 4, 128), "ms234": (1, 8, 64)}
 MS.update({k + "a": v for k, v in MS.items()})
-assert 1 <= G <= 3 and KIND in ("none", "vector", "scalar", "mixed", *MS)
+AVX2 = KIND.startswith("avx2-")
+BASE = KIND[len("avx2-"):] if AVX2 else KIND
+assert 1 <= G <= 3 and BASE in ("none", "vector", "scalar", "mixed", *(() if AVX2 else MS))
+LANES = 8 if AVX2 else 16
+ROW = 4 * LANES  # bytes in a message row (one word of every lane)
 STRIDE = 4160  # bytes between lanes' data: 65 lines, so lanes fall in different sets
-SCALAR = {"scalar": 4, "mixed": 2}.get(KIND, 0)  # words moved a step a group
-SHUFFLES = {"vector": 4, "mixed": 2}.get(KIND, MS.get(KIND, (0,))[0])  # a quad a group
-STORES, BITS = MS.get(KIND, (0, 0, 0))[1:]  # stores a quad a group, bits each
+SCALAR = {"scalar": 4, "mixed": 2}.get(BASE, 0)  # words moved a step a group
+SHUFFLES = {"vector": 4, "mixed": 2}.get(BASE, MS.get(BASE, (0,))[0])  # a quad a group
+STORES, BITS = MS.get(BASE, (0, 0, 0))[1:]  # stores a quad a group, bits each
 SPLIT = KIND in MS and not KIND.endswith("a")
 ROTATE = [7, 12, 17, 22]
+ROTATE2 = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
 
-lines = []
-for s in range(64):
+
+def avx2_lines():
+    """The AVX2 kernel's steps, with its transposition's stand-in."""
+    lines = []
+    for s in range(64):
+        rnd = s // 16
+        for g in range(G):
+            a, b, c, d = (f"%%ymm{4 * g + (i - s) % 4}" for i in range(4))
+            t = "%%ymm12"
+            lines += [
+                f"vpaddd {g * 16 * ROW + (s % 16) * ROW}(%%rdx), {a}, {a}",
+                f"vpaddd {32 * s}(%%rcx), {a}, {a}",
+            ]
+            lines += [
+                [f"vpxor {d}, {c}, {t}", f"vpand {b}, {t}, {t}", f"vpxor {d}, {t}, {t}",
+                 f"vpaddd {t}, {a}, {a}"],
+                [f"vpandn {c}, {d}, {t}", f"vpaddd {t}, {a}, {a}", f"vpand {d}, {b}, {t}",
+                 f"vpaddd {t}, {a}, {a}"],
+                [f"vpxor {d}, {c}, {t}", f"vpxor {b}, {t}, {t}", f"vpaddd {t}, {a}, {a}"],
+                [f"vpandn {d}, {b}, {t}", f"vpxor {c}, {t}, {t}", f"vpsubd {t}, {a}, {a}"],
+            ][rnd]
+            r = ROTATE2[rnd][s % 4]
+            if r == 16:
+                lines.append(f"vpshufb 2048(%%rcx), {a}, {a}")
+            else:
+                lines += [f"vpslld ${r}, {a}, %%ymm13", f"vpsrld ${32 - r}, {a}, {a}",
+                          f"vpor %%ymm13, {a}, {a}"]
+            lines.append(f"vpaddd {b}, {a}, {a}")
+            if s % 4 == 0:
+                q = s // 4
+                # The 128 words a block a group by load and store: 8 a quad (a lane's
+                # 16 in two quads), or 4 for mixed.
+                count = 2 * SCALAR
+                for j in range(count):
+                    lane, word = divmod(count * q + j, 16)
+                    r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j % 4]
+                    lines += [
+                        f"movl {(g * LANES + lane) * STRIDE + 4 * word}(%%rsi), {r}",
+                        f"movl {r}, {g * 16 * ROW + word * ROW + 4 * lane}(%%rdi)",
+                    ]
+                # 48 vector operations a block: a vinserti128 and two unpacks a quad
+                # (half of them, every other quad, for mixed).
+                if BASE == "vector" or (BASE == "mixed" and q % 2 == 0):
+                    lines += [f"vinserti128 $1, {g * 64 + 4 * q}(%%rsi), %%ymm14, %%ymm15",
+                              "vpunpckldq %%ymm14, %%ymm14, %%ymm15",
+                              "vpunpckhdq %%ymm14, %%ymm14, %%ymm15"]
+    return lines
+
+
+lines = avx2_lines() if AVX2 else []
+for s in range(64 if not AVX2 else 0):
     for g in range(G):
         regs = [f"%%zmm{4 * g + i}" for i in range(4)]
         a, b, c, d = (regs[(i - s) % 4] for i in range(4))
@@ -88,7 +150,7 @@ for s in range(64):
                 w = "64" if BITS == 64 else "32"
                 lines.append(f"vmovdqu{w} {src}, {off}(%%rdi)%{{%%k{part}%}}")
 body = "\n".join(f'        "{line}\\n"' for line in lines)
-clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + list(range(20, 32)))
+clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + ([] if AVX2 else list(range(20, 32))))
 
 print(f"""#include <stdio.h>
 #include <string.h>
@@ -112,10 +174,10 @@ static double cycle_seconds(void) {{
 int main(void) {{
     static unsigned char src[48 * {STRIDE} + 4096] __attribute__((aligned(64)));
     static unsigned rows[2][3 * 256 + 64] __attribute__((aligned(64)));
-    static unsigned k[64] __attribute__((aligned(64)));
+    static unsigned k[64 * 8 + 8] __attribute__((aligned(64)));
     memset(src, 1, sizeof src);
     memset(rows, 2, sizeof rows);
-    for (int i = 0; i < 64; i++) k[i] = i * 0x9e3779b9u;
+    for (int i = 0; i < 64 * 8 + 8; i++) k[i] = i * 0x9e3779b9u;
     double cs = cycle_seconds();
     const long blocks = 2000000;
     /* k1..k7: part j of a register (BITS wide) alone. */
@@ -146,7 +208,7 @@ int main(void) {{
         : "rax", "r9", "r10", "r11", "memory", "cc", {clobbers});
         double cycles = (now() - t) / cs;
         printf("G=%d {KIND}: %.1f cycles a block of every group, %.2f bytes/cycle (%.2f GHz)\\n",
-               {G}, cycles / blocks, blocks * 64.0 * 16 * {G} / cycles, 1 / cs / 1e9);
+               {G}, cycles / blocks, blocks * 64.0 * {LANES} * {G} / cycles, 1 / cs / 1e9);
     }}
     return 0;
 }}""")
