@@ -56,8 +56,7 @@ SCALAR = {"scalar": 4, "mixed": 2}.get(BASE, 0)  # words moved a step a group
 SHUFFLES = {"vector": 4, "mixed": 2}.get(BASE, MS.get(BASE, (0,))[0])  # a quad a group
 STORES, BITS = MS.get(BASE, (0, 0, 0))[1:]  # stores a quad a group, bits each
 SPLIT = KIND in MS and not KIND.endswith("a")
-ROTATE = [7, 12, 17, 22]
-ROTATE2 = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
+ROTATE = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]  # by round
 
 
 def avx2_lines():
@@ -80,7 +79,7 @@ def avx2_lines():
                 [f"vpxor {d}, {c}, {t}", f"vpxor {b}, {t}, {t}", f"vpaddd {t}, {a}, {a}"],
                 [f"vpandn {d}, {b}, {t}", f"vpxor {c}, {t}, {t}", f"vpsubd {t}, {a}, {a}"],
             ][rnd]
-            r = ROTATE2[rnd][s % 4]
+            r = ROTATE[rnd][s % 4]
             if r == 16:
                 lines.append(f"vpshufb 2048(%%rcx), {a}, {a}")
             else:
@@ -94,10 +93,10 @@ def avx2_lines():
                 count = 2 * SCALAR
                 for j in range(count):
                     lane, word = divmod(count * q + j, 16)
-                    r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j % 4]
+                    reg = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j % 4]
                     lines += [
-                        f"movl {(g * LANES + lane) * STRIDE + 4 * word}(%%rsi), {r}",
-                        f"movl {r}, {g * 16 * ROW + word * ROW + 4 * lane}(%%rdi)",
+                        f"movl {(g * LANES + lane) * STRIDE + 4 * word}(%%rsi), {reg}",
+                        f"movl {reg}, {g * 16 * ROW + word * ROW + 4 * lane}(%%rdi)",
                     ]
                 # 48 vector operations a block: a vinserti128 and two unpacks a quad
                 # (half of them, every other quad, for mixed).
@@ -108,47 +107,53 @@ def avx2_lines():
     return lines
 
 
-lines = avx2_lines() if AVX2 else []
-for s in range(64 if not AVX2 else 0):
-    for g in range(G):
-        regs = [f"%%zmm{4 * g + i}" for i in range(4)]
-        a, b, c, d = (regs[(i - s) % 4] for i in range(4))
-        t = f"%%zmm{12 + g}"
-        lines += [
-            f"vmovdqa32 {b}, {t}",
-            f"vpternlogd $0xCA, {d}, {c}, {t}",
-            f"vpaddd {g * 1024 + (s % 16) * 64}(%%rdx), {a}, {a}",
-            f"vpaddd {4 * s}(%%rcx)%{{1to16%}}, {a}, {a}",
-            f"vpaddd {t}, {a}, {a}",
-            f"vprold ${ROTATE[s % 4]}, {a}, {a}",
-            f"vpaddd {b}, {a}, {a}",
-        ]
-        for j in range(SCALAR):
-            word, lane = divmod(SCALAR * s + j, 16)
-            r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j]
+def avx512_lines():
+    """The AVX-512 kernel's steps (the F round's form throughout), with the stand-in."""
+    lines = []
+    for s in range(64):
+        for g in range(G):
+            regs = [f"%%zmm{4 * g + i}" for i in range(4)]
+            a, b, c, d = (regs[(i - s) % 4] for i in range(4))
+            t = f"%%zmm{12 + g}"
             lines += [
-                f"movl {(g * 16 + lane) * STRIDE + 4 * word}(%%rsi), {r}",
-                f"movl {r}, {g * 1024 + word * 64 + 4 * lane}(%%rdi)",
+                f"vmovdqa32 {b}, {t}",
+                f"vpternlogd $0xCA, {d}, {c}, {t}",
+                f"vpaddd {g * 1024 + (s % 16) * 64}(%%rdx), {a}, {a}",
+                f"vpaddd {4 * s}(%%rcx)%{{1to16%}}, {a}, {a}",
+                f"vpaddd {t}, {a}, {a}",
+                f"vprold ${ROTATE[0][s % 4]}, {a}, {a}",
+                f"vpaddd {b}, {a}, {a}",
             ]
-        if s % 4 == 0:
-            for j in range(SHUFFLES):
-                lines.append(f"vpunpckldq %%zmm{20 + j}, %%zmm{24 + j}, %%zmm{28 + j}")
-            # The quad's stores: part j of a register goes to part j + 1 of a row
-            # (wrapping), except the first, a plain store of the low part.
-            parts = 512 // BITS if STORES else 1
-            for j in range(STORES):
-                row = g * 1024 + (4 * j + s // 4) % 16 * 64
-                src = f"%%zmm{28 + j % max(SHUFFLES, 1)}"
-                if j == 0:
-                    reg = {256: "ymm", 128: "xmm", 64: "xmm"}[BITS].join(src.rsplit("zmm", 1))
-                    op = "vmovq" if BITS == 64 else "vmovdqu32"
-                    lines.append(f"{op} {reg}, {row}(%%rdi)")
-                    continue
-                part = j % parts
-                place = (part + 1) % parts if SPLIT else part
-                off = row + (place - part) * BITS // 8
-                w = "64" if BITS == 64 else "32"
-                lines.append(f"vmovdqu{w} {src}, {off}(%%rdi)%{{%%k{part}%}}")
+            for j in range(SCALAR):
+                word, lane = divmod(SCALAR * s + j, 16)
+                r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j]
+                lines += [
+                    f"movl {(g * 16 + lane) * STRIDE + 4 * word}(%%rsi), {r}",
+                    f"movl {r}, {g * 1024 + word * 64 + 4 * lane}(%%rdi)",
+                ]
+            if s % 4 == 0:
+                for j in range(SHUFFLES):
+                    lines.append(f"vpunpckldq %%zmm{20 + j}, %%zmm{24 + j}, %%zmm{28 + j}")
+                # The quad's stores: part j of a register goes to part j + 1 of a row
+                # (wrapping), except the first, a plain store of the low part.
+                parts = 512 // BITS if STORES else 1
+                for j in range(STORES):
+                    row = g * 1024 + (4 * j + s // 4) % 16 * 64
+                    src = f"%%zmm{28 + j % max(SHUFFLES, 1)}"
+                    if j == 0:
+                        reg = {256: "ymm", 128: "xmm", 64: "xmm"}[BITS].join(src.rsplit("zmm", 1))
+                        op = "vmovq" if BITS == 64 else "vmovdqu32"
+                        lines.append(f"{op} {reg}, {row}(%%rdi)")
+                        continue
+                    part = j % parts
+                    place = (part + 1) % parts if SPLIT else part
+                    off = row + (place - part) * BITS // 8
+                    w = "64" if BITS == 64 else "32"
+                    lines.append(f"vmovdqu{w} {src}, {off}(%%rdi)%{{%%k{part}%}}")
+    return lines
+
+
+lines = avx2_lines() if AVX2 else avx512_lines()
 body = "\n".join(f'        "{line}\\n"' for line in lines)
 clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + ([] if AVX2 else list(range(20, 32))))
 
