@@ -253,8 +253,9 @@ mod tests {
     /// switch at `PIPED_FROM` blocks.
     #[test]
     fn each_run_kind_picks_its_loop() {
-        use super::run::STAGED_BY_LENGTH;
-        use super::run::{pick, Loop, BY_LENGTH, DIRECT, PIPED, PIPED_FROM, STAGED};
+        use super::run::{
+            pick, Loop, BY_LENGTH, DIRECT, PIPED, PIPED_FROM, STAGED, STAGED_BY_LENGTH,
+        };
         for n in [1, 2, PIPED_FROM - 1, PIPED_FROM, PIPED_FROM + 1, 1 << 20] {
             let long = n >= PIPED_FROM;
             assert_eq!(pick(DIRECT, n), Loop::Direct, "{n} blocks");
