@@ -458,6 +458,12 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
     nblocks: usize,
     stride: usize,
 ) {
+    // Only AVX-512 has a staged loop: refuse its run kinds when compiling, rather than
+    // run them direct.
+    const {
+        use super::run::{BY_LENGTH, DIRECT, PIPED};
+        assert!(RUN == BY_LENGTH || RUN == DIRECT || RUN == PIPED);
+    };
     if nblocks == 0 {
         return;
     }
