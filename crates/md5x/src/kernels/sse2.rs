@@ -49,8 +49,28 @@ mod imp {
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
         Some(lane_kernel(
             groups,
-            by_groups!(groups, strided_asm, BY_LENGTH)?,
+            match prefetch_pays() {
+                true => by_groups!(groups, strided_asm, true, BY_LENGTH)?,
+                false => by_groups!(groups, strided_asm, false, BY_LENGTH)?,
+            },
         ))
+    }
+
+    /// Whether the hand-scheduled kernel should prefetch the lanes' data: on Intel's
+    /// cores, where it was measured to pay a little from memory. Not on AMD's: there
+    /// the generic SSE2 kernel saw no change with a prefetch (see
+    /// `Lane::PREFETCH_AHEAD`), and every AMD core since Zen 1 runs AVX2 anyway.
+    ///
+    /// Emerald Rapids (a KVM guest, SSE2 forced), 2026-11-28, `many_report` with
+    /// 3 groups with and without the prefetch as rows of one process (interleaved, so
+    /// this noisy guest's swings hit both alike), bytes/cycle, without -> with, five
+    /// passes (some disturbed, hence the spans): from memory, 393,216 x 1 KiB
+    /// 0.59-0.87 -> 0.62-0.95 (5-20% a pass), 40,000 x 8 KiB 0.69-1.12 -> 0.72-1.16
+    /// (0-8%), the same 3000 bytes apart (off a line's start) 0.86-1.08 -> 0.88-1.17
+    /// (2-10%), 384 x 1 MiB level (-8% to +6%, one disturbed pass aside); in cache
+    /// (96 x 1 KiB, 96 x 8 KiB) level.
+    pub(super) fn prefetch_pays() -> bool {
+        super::super::cpu::intel()
     }
 
     pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
@@ -68,7 +88,7 @@ mod imp {
 
     /// Safe entry to the hand-scheduled kernel with `G` groups (1 to 3): checks the
     /// arguments, then runs it (`RUN`: which loop, see `kernels::run`).
-    pub(super) fn strided_asm<const G: usize, const RUN: u8>(
+    pub(super) fn strided_asm<const G: usize, const PREFETCH: bool, const RUN: u8>(
         state: &mut [u32],
         lanes: &[&[u8]],
         nblocks: usize,
@@ -80,7 +100,12 @@ mod imp {
         // hold at least `(nblocks - 1) * stride + 64` bytes (all checked above); SSE2 is
         // part of x86-64.
         unsafe {
-            super::super::sse2_asm::compress::<G, RUN>(state, &ptrs[..4 * G], nblocks, stride)
+            super::super::sse2_asm::compress::<G, PREFETCH, RUN>(
+                state,
+                &ptrs[..4 * G],
+                nblocks,
+                stride,
+            )
         }
     }
 
@@ -198,31 +223,42 @@ mod imp {
                     check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 10 + g as u64);
                     check_strided(k.strided, 4, k.lanes, 3, 50 + 10 + g as u64);
                 }
-                // The hand-scheduled kernel's direct and piped loops each at every
-                // length, not only where `PIPED_FROM` sends them.
+                // Every variant, whichever this CPU picks: the hand-scheduled kernel
+                // with the prefetch and without, its direct and piped loops each at
+                // every length (not only where `PIPED_FROM` sends them).
                 let variants = [
                     by_groups!(g, strided).unwrap(),
-                    by_groups!(g, strided_asm, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_asm, DIRECT).unwrap(),
-                    by_groups!(g, strided_asm, PIPED).unwrap(),
+                    by_groups!(g, strided_asm, false, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_asm, true, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_asm, false, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
+                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
                 ];
                 check_variants(&variants, 4, g, 300);
             }
+            std::eprintln!("sse2 lanes: prefetch {}", super::prefetch_pays());
         }
 
         #[test]
         fn kernels_read_nothing_past_their_lanes() {
             for g in 1..=3 {
                 check_no_overread(by_groups!(g, strided).unwrap(), 4, g);
-                check_no_overread(by_groups!(g, strided_asm, DIRECT).unwrap(), 4, g);
-                check_no_overread(by_groups!(g, strided_asm, PIPED).unwrap(), 4, g);
+                for entry in [
+                    by_groups!(g, strided_asm, false, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
+                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
+                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
+                ] {
+                    check_no_overread(entry, 4, g);
+                }
             }
         }
 
         #[test]
         fn asm_kernel_checks_its_arguments() {
-            check_refuses_bad_arguments(strided_asm::<3, DIRECT>, 4);
-            check_refuses_bad_arguments(strided_asm::<3, PIPED>, 4);
+            check_refuses_bad_arguments(strided_asm::<3, false, DIRECT>, 4);
+            check_refuses_bad_arguments(strided_asm::<3, false, PIPED>, 4);
         }
     }
 }

@@ -24,8 +24,9 @@
 //! `kernels::run::PIPED_FROM` blocks) or from a line scratch that the previous block's
 //! quads filled with the lanes' next blocks, 16 bytes at a time (a **piped** run; a
 //! prologue copies the first block, and after the last block the copies read it again,
-//! so nothing past a lane's last block is read). No prefetch: the generic SSE2 kernel measured none
-//! worth having.
+//! so nothing past a lane's last block is read). With `PREFETCH` (Intel's cores, see
+//! `sse2::prefetch_pays`), each lane's data 4 blocks ahead is prefetched once a block:
+//! at the block's start in a direct run, beside the lane's first copy in a piped one.
 //!
 //! Everything here is checked against the portable kernel by `sse2.rs`' tests, both
 //! loops at 1 to 9 blocks, strides of one block and more, and lanes that end at an
@@ -204,7 +205,10 @@ macro_rules! piece {
 
 /// A piped run's share of copies at the quad starting at step `$i`: for each `j` in
 /// `[$j, ...]`, piece `h` of the lanes' blocks at `{off}` (see `piece!`) into the line
-/// scratch.
+/// scratch, and with `copy_pf`, beside each lane's first piece, a prefetch of that lane
+/// `{pf}` bytes further on: one a lane a block, chosen by the assembler (`.if`), since
+/// the piece's number is only known there. (One beside every piece, four a lane, ran
+/// no faster.)
 #[rustfmt::skip]
 macro_rules! copy_pieces {
     (none, $js:tt, $ng:literal, $i:literal) => { "" };
@@ -214,6 +218,14 @@ macro_rules! copy_pieces {
             "movdqu xmm14, xmmword ptr [{p} + {off} + 16*(",
             piece!($ng, $i, $j), "-4*(", piece!($ng, $i, $j), "/4))]\n",
             "movdqa xmmword ptr [{msg} + {lines} + 16*", piece!($ng, $i, $j), "], xmm14\n",
+        )+)
+    };
+    (copy_pf, [$($j:tt),+], $ng:literal, $i:literal) => {
+        concat!($(
+            copy_pieces!(copy, [$j], $ng, $i),
+            ".if (", piece!($ng, $i, $j), "-4*(", piece!($ng, $i, $j), "/4)) == 0\n",
+            "prefetcht0 byte ptr [{p} + {pf}]\n",
+            ".endif\n",
         )+)
     };
 }
@@ -244,6 +256,29 @@ macro_rules! copy_line {
             "movdqa xmmword ptr [{msg} + {lines} + 64*(4*", $g, "+", $l, ") + 32], xmm14\n",
             "movdqa xmmword ptr [{msg} + {lines} + 64*(4*", $g, "+", $l, ") + 48], xmm15\n",
         )
+    };
+}
+
+/// Prefetch lane `4g + l`'s data at `{pf}` bytes from its start (into L1).
+#[rustfmt::skip]
+macro_rules! prefetch_lane {
+    ($g:literal, $l:literal) => {
+        concat!(
+            "mov {p}, qword ptr [{lp} + 8*(4*", $g, "+", $l, ")]\n",
+            "prefetcht0 byte ptr [{p} + {pf}]\n",
+        )
+    };
+}
+
+/// Prefetch the data of the 4 lanes of each group in `[$g, ...]` at `{pf}` bytes from
+/// their starts (a direct run's, at the start of each block).
+#[rustfmt::skip]
+macro_rules! prefetch_groups {
+    ([$($g:tt),+]) => {
+        concat!($(
+            prefetch_lane!($g, 0), prefetch_lane!($g, 1), prefetch_lane!($g, 2),
+            prefetch_lane!($g, 3),
+        )+)
     };
 }
 
@@ -279,13 +314,15 @@ macro_rules! add_store {
     };
 }
 
-/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them), direct or
-/// piped.
+/// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them): a direct run
+/// (`$pre` first in each block: the prefetches, or nothing), or a piped one (`$copy`:
+/// `copy` or `copy_pf`).
 macro_rules! blocks {
-    (direct, [$($g:tt),+], $ng:literal) => {
+    (direct, [$($g:tt),+], $ng:literal, $pre:expr) => {
         concat!(
             "/* no line scratch (at {lines}) in a direct run */\n",
             "2:\n",
+            $pre,
             $(
                 transpose_quarter!(direct, $g, 0),
                 transpose_quarter!(direct, $g, 1),
@@ -296,11 +333,12 @@ macro_rules! blocks {
             md5_quads!(quad!([$($g),+], $ng, none)),
             $(state_rows!(add_store, $g),)+
             "add {off}, {stride}\n",
+            "add {pf}, {stride}\n",
             "dec {n}\n",
             "jnz 2b\n",
         )
     };
-    (piped, [$($g:tt),+], $ng:literal) => {
+    (piped, [$($g:tt),+], $ng:literal, $copy:ident) => {
         concat!(
             copy_lines!([$($g),+]),
             "2:\n",
@@ -313,8 +351,9 @@ macro_rules! blocks {
             $(state_rows!(load, $g),)+
             // The copies' block: the next one, or this one again after the last.
             next_copy_offset!(),
-            md5_quads!(quad!([$($g),+], $ng, copy)),
+            md5_quads!(quad!([$($g),+], $ng, $copy)),
             $(state_rows!(add_store, $g),)+
+            "add {pf}, {stride}\n",
             "dec {n}\n",
             "jnz 2b\n",
         )
@@ -343,19 +382,26 @@ static K_ROWS: Rows<64> = {
 const LINES_AT: usize = 48 * 16;
 
 /// Compress `nblocks` blocks of `4 * G` lanes (`G` groups of 4, 1 to 3; state layout as
-/// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`. `RUN` picks
-/// the loop (see `kernels::run`).
+/// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; with
+/// `PREFETCH`, each lane's block 4 ahead is prefetched into L1. `RUN` picks the loop
+/// (see `kernels::run`).
 ///
 /// # Safety
 ///
 /// `G` is 1, 2 or 3; `state` is `16 * G` words; `lanes` has `4 * G` pointers, each valid
 /// for reads of `(nblocks - 1) * stride + 64` bytes. (SSE2 is in every x86-64 CPU.)
-pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
+pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u8>(
     state: &mut [u32],
     lanes: &[*const u8],
     nblocks: usize,
     stride: usize,
 ) {
+    // Only AVX-512 has a staged loop: refuse its run kinds when compiling, rather than
+    // run them direct.
+    const {
+        use super::run::{BY_LENGTH, DIRECT, PIPED};
+        assert!(RUN == BY_LENGTH || RUN == DIRECT || RUN == PIPED);
+    };
     if nblocks == 0 {
         return;
     }
@@ -364,11 +410,17 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
     // The transposed message words (16 rows a group), then the line scratch (64 bytes
     // a lane, at `LINES_AT`): each written before it is read.
     let mut msg = core::mem::MaybeUninit::<Rows<{ LINES_AT / 16 + 48 }>>::uninit();
+    // The prefetches' offset from each lane's start: 4 blocks ahead of the block being
+    // hashed (3 ahead of the block a piped run copies). Prefetches cannot fault, so
+    // those past the end of a lane are harmless.
+    let pf = stride.wrapping_mul(4);
     macro_rules! go {
         ($gs:tt, $ng:literal) => {
-            match piped {
-                false => go!(blocks!(direct, $gs, $ng)),
-                true => go!(blocks!(piped, $gs, $ng)),
+            match (piped, PREFETCH) {
+                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_groups!($gs))),
+                (false, false) => go!(blocks!(direct, $gs, $ng, "")),
+                (true, true) => go!(blocks!(piped, $gs, $ng, copy_pf)),
+                (true, false) => go!(blocks!(piped, $gs, $ng, copy)),
             }
         };
         ($code:expr) => {
@@ -382,6 +434,7 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
                 stride = in(reg) stride,
                 n = inout(reg) nblocks => _,
                 off = inout(reg) 0usize => _,
+                pf = inout(reg) pf => _,
                 p = out(reg) _,
                 out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
                 out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
