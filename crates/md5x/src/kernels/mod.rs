@@ -33,6 +33,23 @@ macro_rules! md5_quads {
     };
 }
 
+/// A direct loop's prefetches in the SSE2 and AVX2 lane kernels' assembly: for each
+/// group `g` in `[$g, ...]` and lane `l` in `[$l, ...]`, lane `$width * g + l`'s
+/// pointer read from `{lp}` into `{p}`, and its data `{pf}` bytes on prefetched into L1.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[rustfmt::skip]
+macro_rules! prefetch_lanes {
+    ($width:literal, [$($g:tt),+], $ls:tt) => {
+        concat!($(prefetch_lanes!(@group $width, $g, $ls),)+)
+    };
+    (@group $width:literal, $g:tt, [$($l:tt),+]) => {
+        concat!($(
+            "mov {p}, qword ptr [{lp} + 8*(", $width, "*", $g, "+", $l, ")]\n",
+            "prefetcht0 byte ptr [{p} + {pf}]\n",
+        )+)
+    };
+}
+
 /// A piped loop's step from one block to the next, in the assembly of the three
 /// hand-scheduled lane kernels: `{off}`, the offset its copies read, moves to the next
 /// block, or stays on this one when it is the last (`{n}` = 1), so the copies never

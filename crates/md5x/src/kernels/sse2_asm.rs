@@ -259,29 +259,6 @@ macro_rules! copy_line {
     };
 }
 
-/// Prefetch lane `4g + l`'s data at `{pf}` bytes from its start (into L1).
-#[rustfmt::skip]
-macro_rules! prefetch_lane {
-    ($g:literal, $l:literal) => {
-        concat!(
-            "mov {p}, qword ptr [{lp} + 8*(4*", $g, "+", $l, ")]\n",
-            "prefetcht0 byte ptr [{p} + {pf}]\n",
-        )
-    };
-}
-
-/// Prefetch the data of the 4 lanes of each group in `[$g, ...]` at `{pf}` bytes from
-/// their starts (a direct run's, at the start of each block).
-#[rustfmt::skip]
-macro_rules! prefetch_groups {
-    ([$($g:tt),+]) => {
-        concat!($(
-            prefetch_lane!($g, 0), prefetch_lane!($g, 1), prefetch_lane!($g, 2),
-            prefetch_lane!($g, 3),
-        )+)
-    };
-}
-
 /// Group `$g`'s 4 state rows loaded into its registers (`load`), or added to them and
 /// stored back (`add_store`).
 #[rustfmt::skip]
@@ -417,7 +394,7 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
     macro_rules! go {
         ($gs:tt, $ng:literal) => {
             match (piped, PREFETCH) {
-                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_groups!($gs))),
+                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_lanes!(4, $gs, [0, 1, 2, 3]))),
                 (false, false) => go!(blocks!(direct, $gs, $ng, "")),
                 (true, true) => go!(blocks!(piped, $gs, $ng, copy_pf)),
                 (true, false) => go!(blocks!(piped, $gs, $ng, copy)),
