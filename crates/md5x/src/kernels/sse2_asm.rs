@@ -427,10 +427,11 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
     // at such offsets: the direct one at `off` of the block it hashes; the piped one at
     // 0 (its prologue) and then at `off` of the next block, which stays at the last
     // block's offset once no block follows (`cmp n, 1` before the steps). Both read 64
-    // bytes a lane there (unaligned loads), write only the state's `4 * G` rows
-    // (unaligned) and `msg` (rows of transposed words at 0, the line scratch at
-    // `LINES_AT`; 16-byte aligned, as `movdqa` and SSE2's memory operands need), read
-    // `K_ROWS` (16-byte aligned), and clobber only the registers named.
+    // bytes a lane there (unaligned loads; and prefetch, which never faults), write only
+    // the state's `4 * G` rows (unaligned) and `msg` (rows of transposed words at 0, the
+    // line scratch at `LINES_AT`; 16-byte aligned, as `movdqa` and SSE2's memory
+    // operands need), read `K_ROWS` (16-byte aligned), and clobber only the registers
+    // named.
     unsafe {
         match G {
             1 => go!([0], 1),
