@@ -341,9 +341,9 @@ mod imp {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided,
-            check_upper_halves_clean, check_variants,
+            check_upper_halves_clean, check_variants, prefetch_run_variants,
         };
-        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
+        use super::super::super::run::{DIRECT, PIPED};
         use super::{strided, strided_asm, strided_by_run, GENERIC_BELOW};
 
         #[test]
@@ -362,18 +362,15 @@ mod imp {
             // generic and hand-scheduled, the latter's direct and piped loops each at
             // every length (not only where `PIPED_FROM` sends them).
             for g in 1..=3 {
-                let variants = [
+                let mut variants = vec![
                     by_groups!(g, strided, false).unwrap(),
                     by_groups!(g, strided, true).unwrap(),
-                    by_groups!(g, strided_asm, false, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_asm, true, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_asm, false, DIRECT).unwrap(),
-                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
-                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
-                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
+                ];
+                variants.extend(prefetch_run_variants!(g, strided_asm));
+                variants.extend([
                     by_groups!(g, strided_by_run, false).unwrap(),
                     by_groups!(g, strided_by_run, true).unwrap(),
-                ];
+                ]);
                 check_variants(&variants, 8, g, 100);
                 // Both sides of the split by run length.
                 let by_run = by_groups!(g, strided_by_run, true).unwrap();

@@ -720,6 +720,27 @@ pub(crate) mod tests {
         }
     }
 
+    /// The entries of hand-scheduled kernel `$f` (with `PREFETCH` and `RUN` arguments,
+    /// as SSE2's and AVX2's take) for `$g` groups: without and with the prefetch, each
+    /// with its loop picked by length, always direct and always piped.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    macro_rules! prefetch_run_variants {
+        ($g:expr, $f:ident) => {{
+            use $crate::kernels::lanes::by_groups;
+            use $crate::kernels::run::{BY_LENGTH, DIRECT, PIPED};
+            [
+                by_groups!($g, $f, false, BY_LENGTH).unwrap(),
+                by_groups!($g, $f, true, BY_LENGTH).unwrap(),
+                by_groups!($g, $f, false, DIRECT).unwrap(),
+                by_groups!($g, $f, true, DIRECT).unwrap(),
+                by_groups!($g, $f, false, PIPED).unwrap(),
+                by_groups!($g, $f, true, PIPED).unwrap(),
+            ]
+        }};
+    }
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    pub(crate) use prefetch_run_variants;
+
     /// A lane kernel's variants (`entries`, each for `groups` groups of `width` lanes)
     /// against the scalar kernel: 1, 2 and 8 blocks (8, so that a prefetch runs ahead
     /// of the kernel), then strided.

@@ -212,8 +212,9 @@ mod imp {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
             check, check_no_overread, check_refuses_bad_arguments, check_strided, check_variants,
+            prefetch_run_variants,
         };
-        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
+        use super::super::super::run::{DIRECT, PIPED};
         use super::{strided, strided_asm};
 
         #[test]
@@ -226,15 +227,8 @@ mod imp {
                 // Every variant, whichever this CPU picks: the hand-scheduled kernel
                 // with the prefetch and without, its direct and piped loops each at
                 // every length (not only where `PIPED_FROM` sends them).
-                let variants = [
-                    by_groups!(g, strided).unwrap(),
-                    by_groups!(g, strided_asm, false, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_asm, true, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_asm, false, DIRECT).unwrap(),
-                    by_groups!(g, strided_asm, true, DIRECT).unwrap(),
-                    by_groups!(g, strided_asm, false, PIPED).unwrap(),
-                    by_groups!(g, strided_asm, true, PIPED).unwrap(),
-                ];
+                let mut variants = vec![by_groups!(g, strided).unwrap()];
+                variants.extend(prefetch_run_variants!(g, strided_asm));
                 check_variants(&variants, 4, g, 300);
             }
             std::eprintln!("sse2 lanes: prefetch {}", super::prefetch_pays());
