@@ -59,6 +59,16 @@ SPLIT = KIND in MS and not KIND.endswith("a")
 ROTATE = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]  # by round
 
 
+def move_word(g, lane, word, j):
+    """Word `word` of lane `lane` of group `g` moved to its place in the message rows by a
+    32-bit load and store, through the `j % 4`-th scratch register."""
+    reg = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j % 4]
+    return [
+        f"movl {(g * LANES + lane) * STRIDE + 4 * word}(%%rsi), {reg}",
+        f"movl {reg}, {g * 16 * ROW + word * ROW + 4 * lane}(%%rdi)",
+    ]
+
+
 def avx2_lines():
     """The AVX2 kernel's steps, with its transposition's stand-in."""
     lines = []
@@ -93,11 +103,7 @@ def avx2_lines():
                 count = 2 * SCALAR
                 for j in range(count):
                     lane, word = divmod(count * q + j, 16)
-                    reg = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j % 4]
-                    lines += [
-                        f"movl {(g * LANES + lane) * STRIDE + 4 * word}(%%rsi), {reg}",
-                        f"movl {reg}, {g * 16 * ROW + word * ROW + 4 * lane}(%%rdi)",
-                    ]
+                    lines += move_word(g, lane, word, j)
                 # 48 vector operations a block: a vinserti128 and two unpacks a quad
                 # (half of them, every other quad, for mixed).
                 if BASE == "vector" or (BASE == "mixed" and q % 2 == 0):
@@ -126,11 +132,7 @@ def avx512_lines():
             ]
             for j in range(SCALAR):
                 word, lane = divmod(SCALAR * s + j, 16)
-                r = ["%%eax", "%%r9d", "%%r10d", "%%r11d"][j]
-                lines += [
-                    f"movl {(g * 16 + lane) * STRIDE + 4 * word}(%%rsi), {r}",
-                    f"movl {r}, {g * 1024 + word * 64 + 4 * lane}(%%rdi)",
-                ]
+                lines += move_word(g, lane, word, j)
             if s % 4 == 0:
                 for j in range(SHUFFLES):
                     lines.append(f"vpunpckldq %%zmm{20 + j}, %%zmm{24 + j}, %%zmm{28 + j}")
