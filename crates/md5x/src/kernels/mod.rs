@@ -102,6 +102,13 @@ pub(crate) mod run {
         Staged,
     }
 
+    /// Whether `run` is one of the kinds a kernel without a staged loop (SSE2's,
+    /// AVX2's) takes; their `compress` asserts it when compiling, rather than run a
+    /// staged kind direct.
+    pub(crate) const fn unstaged(run: u8) -> bool {
+        matches!(run, BY_LENGTH | DIRECT | PIPED)
+    }
+
     /// The loop a run of `nblocks` blocks takes under `run` (one of the constants
     /// above).
     pub(crate) const fn pick(run: u8, nblocks: usize) -> Loop {
@@ -266,12 +273,13 @@ mod tests {
         }
     }
 
-    /// Each run kind takes the loop its documentation gives, and the by-length kinds
-    /// switch at `PIPED_FROM` blocks.
+    /// Each run kind takes the loop its documentation gives, the by-length kinds
+    /// switch at `PIPED_FROM` blocks, and `unstaged` holds for exactly those that never
+    /// stage.
     #[test]
     fn each_run_kind_picks_its_loop() {
         use super::run::{
-            pick, Loop, BY_LENGTH, DIRECT, PIPED, PIPED_FROM, STAGED, STAGED_BY_LENGTH,
+            pick, unstaged, Loop, BY_LENGTH, DIRECT, PIPED, PIPED_FROM, STAGED, STAGED_BY_LENGTH,
         };
         for n in [1, 2, PIPED_FROM - 1, PIPED_FROM, PIPED_FROM + 1, 1 << 20] {
             let long = n >= PIPED_FROM;
@@ -282,6 +290,11 @@ mod tests {
             assert_eq!(pick(BY_LENGTH, n), by_length, "{n} blocks");
             let staged_by_length = if long { Loop::Staged } else { Loop::Direct };
             assert_eq!(pick(STAGED_BY_LENGTH, n), staged_by_length, "{n} blocks");
+        }
+        // The kinds SSE2's and AVX2's kernels accept are those that never stage.
+        for run in [BY_LENGTH, DIRECT, PIPED, STAGED, STAGED_BY_LENGTH] {
+            let stages = pick(run, 1 << 20) == Loop::Staged;
+            assert_eq!(unstaged(run), !stages, "run kind {run}");
         }
     }
 }
