@@ -6,6 +6,7 @@ import hashlib
 import io
 import mmap
 import os
+import pickle
 import random
 import sys
 import threading
@@ -104,6 +105,15 @@ def test_digest_does_not_finish_the_object():
 # Buffer types: every C-contiguous buffer is hashed as its raw bytes, as hashlib does.
 
 
+def grid(data):
+    """A ctypes array of 3 arrays of 4 bytes: a buffer of two dimensions."""
+    return (ctypes.c_uint8 * 4 * 3).from_buffer_copy(data[:12])
+
+
+class Cell(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint8 * 4 * 3)]
+
+
 def buffer_objects():
     data = rand_bytes(3 << 18)  # 768 KiB: larger than md5x's copy chunk
     objs = [
@@ -121,6 +131,12 @@ def buffer_objects():
         array.array("d", [x / 7 for x in range(200_000)]),
         array.array("q"),
         (ctypes.c_uint16 * 999)(*range(999)),
+        # ctypes' arrays of arrays keep their two dimensions when hashlib asks for a
+        # simple buffer (so it refuses them: bad_arguments), but not through a
+        # memoryview, nor inside a structure.
+        memoryview(grid(data)),
+        pickle.PickleBuffer(memoryview(grid(data))),
+        Cell.from_buffer_copy(data[:12]),
         type("BytesSub", (bytes,), {})(data[:777]),
     ]
     m = mmap.mmap(-1, 100_000)
@@ -179,6 +195,9 @@ def bad_arguments():
         object(),
         memoryview(b"abcdef")[::2],
         memoryview(array.array("i", range(20)))[::-1],
+        grid(bytes(range(12))),
+        (ctypes.c_uint8 * 0 * 3)(),
+        pickle.PickleBuffer(grid(bytes(range(12)))),
     ]
     if np is not None:
         bad += [np.zeros((4, 4))[:, 1], np.zeros((3, 4)).T]

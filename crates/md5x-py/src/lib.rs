@@ -266,11 +266,32 @@ fn through_memoryview<'py>(
     if !view.getattr("c_contiguous")?.is_truthy()? {
         return Err(not_contiguous(obj));
     }
+    if src.is(obj) && keeps_dimensions(obj, &view)? {
+        return Err(PyBufferError::new_err("Buffer must be single dimension"));
+    }
     if view.getattr("nbytes")?.extract::<usize>()? == 0 {
         return Ok(empty(obj.py()));
     }
     let flat = view.call_method1("cast", ("B",))?;
     with_chunks(PyBuffer::get(&flat)?, &flat)
+}
+
+/// Whether `obj`, an exporter in C (`view`: a memoryview of it), keeps more than one
+/// dimension when asked for a simple buffer, as hashlib asks: hashlib then refuses it
+/// ("Buffer must be single dimension"). Most exporters (memoryview, numpy) give a
+/// simple buffer as one dimension of bytes; ctypes' arrays of arrays keep theirs, also
+/// when reached through an exporter that passes the request on (`pickle.PickleBuffer`),
+/// so they are told apart by the object the buffer comes from. A memoryview flattens,
+/// whatever it views.
+fn keeps_dimensions(obj: &Bound<'_, PyAny>, view: &Bound<'_, PyMemoryView>) -> PyResult<bool> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyMemoryView>()
+        || view.getattr(intern!(py, "ndim"))?.extract::<usize>()? < 2
+    {
+        return Ok(false);
+    }
+    let array = py.import("ctypes")?.getattr(intern!(py, "Array"))?;
+    view.getattr(intern!(py, "obj"))?.is_instance(&array)
 }
 
 /// The error hashlib gives for a buffer that is not C-contiguous: it asks the exporter
