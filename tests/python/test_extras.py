@@ -5,6 +5,7 @@ MD5-P(K) and S3 ETags.
 """
 
 import array
+import ctypes
 import errno
 import hashlib
 import json
@@ -178,6 +179,9 @@ def test_hash_many_bad_arguments():
     # numpy scalar that would be hashed alone): an mmap, an array.array, a 1-D array.
     m = mmap.mmap(-1, 5)
     flat = [m, array.array("B", b"abc"), array.array("d", [1.0, 2.0])]
+    # ctypes' arrays too, whose buffers come without strides: of c_char, whose items
+    # are one-byte bytes, and of numbers.
+    flat += [(ctypes.c_char * 3)(b"a", b"b"), (ctypes.c_uint8 * 3)(), (ctypes.c_double * 2)()]
     if np is not None:
         flat += [np.zeros(1000, dtype=np.uint8), np.arange(3.0)]
     for one in flat:
@@ -190,6 +194,8 @@ def test_hash_many_bad_arguments():
         assert md5x.hash_many(rows) == [ref(r.tobytes()) for r in rows]
         names = np.array([b"abc", b"de"])
         assert md5x.hash_many(names) == [ref(b"abc"), ref(b"de")]
+    grid = (ctypes.c_uint8 * 4 * 3).from_buffer_copy(bytes(range(12)))
+    assert md5x.hash_many(grid) == [ref(bytes(r)) for r in grid]
     # Other iterables of buffers still work.
     a = array.array("B", range(60))
     want = [hashlib.md5(a).digest(), hashlib.md5(b"x").digest()]
@@ -442,8 +448,6 @@ def drop_file_capabilities():
     """In the child before exec: drop root's right to ignore file modes
     (CAP_DAC_OVERRIDE = 1, CAP_DAC_READ_SEARCH = 2) from the capability bounding set,
     so the program it runs is refused a mode-0 file like anyone else."""
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     PR_CAPBSET_DROP = 24
     for cap in (1, 2):

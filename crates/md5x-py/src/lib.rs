@@ -737,14 +737,26 @@ fn hash_many<'py>(py: Python<'py>, buffers: &Bound<'py, PyAny>) -> PyResult<Boun
 /// Whether `obj` (not a list or tuple) is itself one buffer of at most one dimension
 /// whose items are numbers (an `mmap`, an `array.array`, a 1-D numpy array): iterated,
 /// it gives an element at a time, each hashed alone (numpy's scalars export their
-/// bytes), which no caller means. A 2-D array gives its rows, and an array of
-/// fixed-size byte strings (format `Ns`) gives `bytes`: both are kept as iterables.
+/// bytes, and a ctypes array of `c_char` its one-byte `bytes`), which no caller means.
+/// A 2-D array gives its rows, and an array of fixed-size byte strings (format `Ns`)
+/// gives `bytes`: both are kept as iterables. Asked through a memoryview, which gives
+/// every buffer's shape and format (ctypes leaves out the strides that a buffer request
+/// of its own would insist on).
 fn is_flat_buffer(obj: &Bound<'_, PyAny>) -> bool {
     if obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>() {
         return false;
     }
-    PyUntypedBuffer::get(obj)
-        .is_ok_and(|b| b.dimensions() <= 1 && !b.format().to_bytes().ends_with(b"s"))
+    let Ok(view) = PyMemoryView::from(obj) else {
+        return false;
+    };
+    let py = obj.py();
+    let ndim = view
+        .getattr(intern!(py, "ndim"))
+        .and_then(|n| n.extract::<usize>());
+    let format = view
+        .getattr(intern!(py, "format"))
+        .and_then(|f| f.extract::<String>());
+    matches!((ndim, format), (Ok(n), Ok(f)) if n <= 1 && !f.ends_with('s'))
 }
 
 /// `hash_many` of any other iterable, such as a generator: it may hand out one buffer
