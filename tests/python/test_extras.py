@@ -183,7 +183,8 @@ def test_hash_many_bad_arguments():
     # are one-byte bytes, and of numbers.
     flat += [(ctypes.c_char * 3)(b"a", b"b"), (ctypes.c_uint8 * 3)(), (ctypes.c_double * 2)()]
     if np is not None:
-        flat += [np.zeros(1000, dtype=np.uint8), np.arange(3.0)]
+        flat += [np.zeros(1000, dtype=np.uint8), np.arange(3.0), np.zeros(3, dtype="M8[s]")]
+        flat += [np.zeros(6, dtype="m8[s]")[::2]]
     for one in flat:
         with pytest.raises(TypeError, match=r"not a single \w+; pass \[data\]$"):
             md5x.hash_many(one)
@@ -194,6 +195,8 @@ def test_hash_many_bad_arguments():
         assert md5x.hash_many(rows) == [ref(r.tobytes()) for r in rows]
         names = np.array([b"abc", b"de"])
         assert md5x.hash_many(names) == [ref(b"abc"), ref(b"de")]
+        times = np.arange(12, dtype="m8[s]").reshape(3, 4)
+        assert md5x.hash_many(times) == [ref(r) for r in times]
     grid = (ctypes.c_uint8 * 4 * 3).from_buffer_copy(bytes(range(12)))
     assert md5x.hash_many(grid) == [ref(bytes(r)) for r in grid]
     # Other iterables of buffers still work.
