@@ -172,6 +172,7 @@ def test_numpy_arrays():
         np.array(np.datetime64("2026-11-28T10:00")),  # zero-dimensional
         np.zeros(0, dtype="M8[s]"),
         np.ma.masked_array(np.arange(6, dtype="m8[s]"), mask=[0, 1] * 3),
+        np.ones(5, dtype=[("when", "M8[s]"), ("n", "u1"), ("spans", "m8[ms]", (2,))]),
     ]
     for a in objs:
         assert md5x.md5(a).digest() == ref(a), (a.dtype, a.shape)

@@ -264,7 +264,7 @@ fn through_memoryview<'py>(
 ) -> PyResult<Data<'py>> {
     let view = match PyMemoryView::from(src) {
         Ok(view) => view,
-        Err(e) => match numpy_time_bytes(src)? {
+        Err(e) => match numpy_bytes(src)? {
             Some(bytes) => return resolve(&bytes),
             None => return Err(e),
         },
@@ -282,14 +282,14 @@ fn through_memoryview<'py>(
     with_chunks(PyBuffer::get(&flat)?, &flat)
 }
 
-/// A numpy array of `datetime64` or `timedelta64` (or of a subclass) as a flat array of
-/// its bytes; `None` for anything else. hashlib hashes such an array's bytes, as it
-/// asks for a simple buffer, but a buffer request that asks for the format (as
-/// memoryview's does) fails, since numpy has no buffer format for these types: so the
-/// bytes are reached through numpy's own view of them as `uint8`. An array that is not
-/// C-contiguous gets the error hashlib gets.
-fn numpy_time_bytes<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let Some(np) = numpy_times(obj)? else {
+/// A numpy array that memoryview refused, as a flat array of its bytes; `None` if
+/// `obj` is no numpy array. hashlib asks for a simple buffer, which numpy gives for
+/// any array, but a request for the format too (memoryview's) fails where numpy has no
+/// buffer format for the items: `datetime64`, `timedelta64`, and structures holding
+/// them. So the bytes are reached through numpy's own view of them as `uint8`. An
+/// array that is not C-contiguous gets the error hashlib gets.
+fn numpy_bytes<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(np) = numpy_of(obj)? else {
         return Ok(None);
     };
     if !obj.getattr("flags")?.getattr("c_contiguous")?.is_truthy()? {
@@ -301,21 +301,17 @@ fn numpy_time_bytes<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, 
     Ok(Some(flat.call_method1("view", ("u1",))?))
 }
 
-/// The numpy module, if `obj` is a numpy array of `datetime64` or `timedelta64` (see
-/// [`numpy_time_bytes`]); numpy is not imported here, only looked up if loaded.
-fn numpy_times<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+/// The numpy module, if `obj` is a numpy array (or of a subclass); numpy is not
+/// imported here, only looked up if loaded.
+fn numpy_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = obj.py();
     let modules = py.import("sys")?.getattr(intern!(py, "modules"))?;
     let Ok(np) = modules.get_item("numpy") else {
         return Ok(None);
     };
-    if !obj.is_instance(&np.getattr(intern!(py, "ndarray"))?)? {
-        return Ok(None);
-    }
-    let kind = obj
-        .getattr(intern!(py, "dtype"))?
-        .getattr(intern!(py, "kind"))?;
-    Ok(matches!(kind.extract::<String>()?.as_str(), "M" | "m").then_some(np))
+    Ok(obj
+        .is_instance(&np.getattr(intern!(py, "ndarray"))?)?
+        .then_some(np))
 }
 
 /// Whether `obj`, an exporter in C (`view`: a memoryview of it), keeps more than one
@@ -791,9 +787,9 @@ fn is_flat_buffer(obj: &Bound<'_, PyAny>) -> bool {
     let py = obj.py();
     let view = match PyMemoryView::from(obj) {
         Ok(view) => view,
-        // A numpy array of times, whose items are numpy scalars.
+        // A numpy array of times (see `numpy_bytes`), whose items are numpy scalars.
         Err(_) => {
-            return numpy_times(obj).is_ok_and(|np| np.is_some())
+            return numpy_of(obj).is_ok_and(|np| np.is_some())
                 && obj
                     .getattr(intern!(py, "ndim"))
                     .and_then(|n| n.extract::<usize>())
