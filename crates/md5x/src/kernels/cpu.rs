@@ -1,6 +1,7 @@
 //! Which x86-64 core this is, for the few tuning choices that were measured to differ
 //! between cores of one ISA: AVX2's table and prefetch on AMD's Zen generations
-//! (`avx2.rs`), and AVX-512's group speeds on Intel's cores (`avx512.rs`). Read with
+//! (`avx2.rs`), AVX-512's group speeds on Intel's cores (`avx512.rs`), and the
+//! single-stream kernel's AVX-512 variant, Intel's only (`x86_64.rs`). Read with
 //! `cpuid` once, then cached. Correctness never depends on it: every answer picks
 //! among kernels that compute the same digests.
 

@@ -19,6 +19,12 @@
 //! step ends with `mov t, c`, the next step's `d`, which register renaming makes free);
 //! the BMI1 form of round I does not need it, and each block starts with `mov t, d`.
 //! The state at the start of a block waits in `a0..d0` for the final additions.
+//!
+//! On Intel's cores with AVX-512 a third variant runs the same steps in lane 0 of
+//! `xmm` registers, where `vpternlogd` computes each round's function in one operation
+//! and `vprold` rotates in one: 4 cycles on every step's path, a floor of 4.0 cycles
+//! per byte (`compress_avx512`). Its operations are 128 bits wide, so no AVX-512
+//! frequency limit applies.
 
 /// One step of round 1. `$a..$d` are the register operand names, `$m` the message word,
 /// `$k` the constant, `$s` the rotation.
@@ -134,7 +140,6 @@ macro_rules! step_i_andn {
 macro_rules! md5_block {
     ($f:ident, $g:ident, $h:ident, $i:ident) => {
         concat!(
-            "mov {t:e}, {d:e}\n",
             $f!(a, b, c, d, 0, 0xd76aa478, 7),
             $f!(d, a, b, c, 1, 0xe8c7b756, 12),
             $f!(c, d, a, b, 2, 0x242070db, 17),
@@ -226,6 +231,7 @@ macro_rules! compress_blocks {
                 "mov {b0:e}, {b:e}",
                 "mov {c0:e}, {c:e}",
                 "mov {d0:e}, {d:e}",
+                "mov {t:e}, {d:e}",
                 md5_block!($f, $g, $h, $i),
                 "add {a:e}, {a0:e}",
                 "add {b:e}, {b0:e}",
@@ -254,10 +260,11 @@ macro_rules! compress_blocks {
     }};
 }
 
-/// Compress whole 64-byte blocks into `state`: the BMI1 variant where the CPU has BMI1
+/// Compress whole 64-byte blocks into `state`: the AVX-512 variant on Intel's cores
+/// with AVX512VL ([`prefer_avx512`]), else the BMI1 variant where the CPU has BMI1
 /// (every x86-64 CPU since AMD Piledriver and Intel Haswell), else the plain one.
 ///
-/// Why both, and why BMI1 first: on this project's AMD EPYC (family 25, 2 cores, KVM),
+/// Why BMI1 before plain: on this project's AMD EPYC (family 25, 2 cores, KVM),
 /// `examples/scalar_speed` (4 runs of 3, interleaved, 2026-11-22) measured 1 MiB at
 /// 4.49 cycles/byte plain and 4.50 with BMI1, 8 KiB at 4.62 and 4.58: equal within the
 /// noise, at the 4.5 floor. The BMI1 variant issues 528 instructions per block instead
@@ -266,11 +273,25 @@ macro_rules! compress_blocks {
 /// preferred; the plain one serves CPUs without BMI1.
 #[inline]
 pub(crate) fn compress(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
-    if has_bmi1() {
+    if prefer_avx512() {
+        // SAFETY: `prefer_avx512` holds only where the CPU has AVX512F and AVX512VL.
+        unsafe { compress_avx512(state, blocks) }
+    } else if has_bmi1() {
         compress_bmi1(state, blocks);
     } else {
         compress_plain(state, blocks);
     }
+}
+
+/// Whether [`compress`] runs the AVX-512 variant: the CPU has AVX512F and AVX512VL,
+/// and is Intel's. On an Emerald Rapids Xeon (2026-11-28) it ran 3.98-4.20 cycles/byte
+/// against the BMI1 variant's 4.48-4.58 (`docs/performance.md`). AMD's cores keep the
+/// general registers: Zen 5 runs `vpaddd`, `vpternlogd` and `vprold` with 2 cycles of
+/// latency (`avx512_asm.rs`), which would double each step's path, and Zen 4, whose
+/// tables give 1, was not measured.
+#[inline(always)]
+fn prefer_avx512() -> bool {
+    has_avx512() && super::cpu::intel()
 }
 
 /// Whether the CPU has BMI1: detected once by std (a cached load after the first call),
@@ -287,6 +308,19 @@ fn has_bmi1() -> bool {
     }
 }
 
+/// Whether the CPU has AVX512F and AVX512VL (see [`compress_avx512`]).
+#[inline(always)]
+fn has_avx512() -> bool {
+    #[cfg(feature = "std")]
+    {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        cfg!(all(target_feature = "avx512f", target_feature = "avx512vl"))
+    }
+}
+
 /// The variant that runs on every x86-64 CPU.
 fn compress_plain(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     compress_blocks!(state, blocks, step_f, step_g, step_h, step_i)
@@ -295,6 +329,124 @@ fn compress_plain(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
 /// The variant with BMI1's `andn` in rounds G and I. Only called when [`has_bmi1`].
 fn compress_bmi1(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     compress_blocks!(state, blocks, step_f, step_g_andn, step_h, step_i_andn)
+}
+
+/// `vpternlogd`'s immediate for the function whose immediate over the operands
+/// `(b, c, d)` is `imm` (`lanes::TERNLOG_*`), with the operands given as `(d, b, c)`:
+/// the AVX-512 variant's temporary starts as a copy of `d`, so that `b`, the word on
+/// the critical path, is never copied first.
+const fn d_first(imm: i32) -> i32 {
+    let mut out = 0;
+    let mut j = 0;
+    while j < 8 {
+        let (d, b, c) = (j >> 2 & 1, j >> 1 & 1, j & 1);
+        out |= (imm >> (4 * b + 2 * c + d) & 1) << j;
+        j += 1;
+    }
+    out
+}
+
+/// One step of the AVX-512 variant in lane 0 of `xmm` registers (`$a..$d` name them):
+/// `a + m + K` as soon as `a` is ready (the constant from `{k}`, which walks
+/// `kernels::K` a word a step), then on the critical path one `vpternlogd` for the
+/// round's function (`$imm`: `"{tf}"` to `"{ti}"`), ADD, `vprold`, ADD: 4 operations
+/// of one cycle each where the general registers need 4 or 5.
+#[rustfmt::skip]
+macro_rules! vstep {
+    ($imm:literal, $a:ident, $b:ident, $c:ident, $d:ident, $m:literal, $k:literal, $s:literal) => {
+        concat!(
+            "vpaddd {", stringify!($a), "}, {", stringify!($a), "}, dword ptr [{p} + 4*", $m, "]{{1to4}}\n",
+            "vpaddd {", stringify!($a), "}, {", stringify!($a), "}, dword ptr [{k}]{{1to4}}\n",
+            "add {k}, 4\n",
+            "vmovdqa {t}, {", stringify!($d), "}\n",
+            "vpternlogd {t}, {", stringify!($b), "}, {", stringify!($c), "}, ", $imm, "\n",
+            "vpaddd {", stringify!($a), "}, {", stringify!($a), "}, {t}\n",
+            "vprold {", stringify!($a), "}, {", stringify!($a), "}, ", $s, "\n",
+            "vpaddd {", stringify!($a), "}, {", stringify!($a), "}, {", stringify!($b), "}\n",
+        )
+    };
+}
+macro_rules! vstep_f {
+    ($($x:tt)*) => { vstep!("{tf}", $($x)*) };
+}
+macro_rules! vstep_g {
+    ($($x:tt)*) => { vstep!("{tg}", $($x)*) };
+}
+macro_rules! vstep_h {
+    ($($x:tt)*) => { vstep!("{th}", $($x)*) };
+}
+macro_rules! vstep_i {
+    ($($x:tt)*) => { vstep!("{ti}", $($x)*) };
+}
+
+/// The variant in lane 0 of AVX-512's `xmm` registers: `vpternlogd` gives each round's
+/// function in one operation and `vprold` the rotation in one, so every step's
+/// critical path is 4 one-cycle operations (`b` -> function -> ADD -> rotate -> ADD),
+/// 256 cycles a block: a floor of 4.0 cycles per byte against the general registers'
+/// 4.5. Only called where the CPU has AVX512F and AVX512VL.
+#[target_feature(enable = "avx512f,avx512vl")]
+fn compress_avx512(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
+    if blocks.is_empty() {
+        return;
+    }
+    let [mut ga, mut gb, mut gc, mut gd] = *state;
+    let p = blocks.as_ptr().cast::<u8>();
+    let end = p.wrapping_add(blocks.len() * 64);
+    // SAFETY: the CPU has AVX512F and AVX512VL (this function's target features). The
+    // loop reads the 64 bytes at `p` (16 `u32`, each broadcast from memory, which needs
+    // no alignment) and advances `p` by 64 until it reaches `end`; `p` starts at the
+    // first block and `end - p` is a non-zero multiple of 64, so every load is inside
+    // `blocks`. `{k}` walks `K`'s 64 words once a block and steps back. The assembly
+    // writes no memory, uses no stack, and clobbers only the registers named below
+    // (and the flags).
+    unsafe {
+        core::arch::asm!(
+            "vmovd {a}, {ga:e}",
+            "vmovd {b}, {gb:e}",
+            "vmovd {c}, {gc:e}",
+            "vmovd {d}, {gd:e}",
+            "2:",
+            "vmovdqa {a0}, {a}",
+            "vmovdqa {b0}, {b}",
+            "vmovdqa {c0}, {c}",
+            "vmovdqa {d0}, {d}",
+            md5_block!(vstep_f, vstep_g, vstep_h, vstep_i),
+            "vpaddd {a}, {a}, {a0}",
+            "vpaddd {b}, {b}, {b0}",
+            "vpaddd {c}, {c}, {c0}",
+            "vpaddd {d}, {d}, {d0}",
+            "sub {k}, 256",
+            "add {p}, 64",
+            "cmp {p}, {end}",
+            "jne 2b",
+            "vmovd {ga:e}, {a}",
+            "vmovd {gb:e}, {b}",
+            "vmovd {gc:e}, {c}",
+            "vmovd {gd:e}, {d}",
+            ga = inout(reg) ga,
+            gb = inout(reg) gb,
+            gc = inout(reg) gc,
+            gd = inout(reg) gd,
+            p = inout(reg) p => _,
+            end = in(reg) end,
+            k = inout(reg) super::K.as_ptr() => _,
+            tf = const d_first(super::lanes::TERNLOG_F),
+            tg = const d_first(super::lanes::TERNLOG_G),
+            th = const d_first(super::lanes::TERNLOG_H),
+            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
+            a = out(xmm_reg) _,
+            b = out(xmm_reg) _,
+            c = out(xmm_reg) _,
+            d = out(xmm_reg) _,
+            t = out(xmm_reg) _,
+            a0 = out(xmm_reg) _,
+            b0 = out(xmm_reg) _,
+            c0 = out(xmm_reg) _,
+            d0 = out(xmm_reg) _,
+            options(nostack, readonly),
+        );
+    }
+    *state = [ga, gb, gc, gd];
 }
 
 /// Chain 1's register for chain 0's `a`, `b`, `c` or `d` in the two-message kernel.
@@ -399,9 +551,7 @@ struct PairFrame {
 /// figures and the command).
 ///
 /// The steps are `md5_block!`'s, with the `pair_f!` to `pair_i!` macros that emit each step for
-/// chain 0 (registers `a..d`, message at `p`) and then for chain 1 (`e..h`, at `q`);
-/// the block's opening `mov t, d`, which only the single-message kernel needs, is dead
-/// here.
+/// chain 0 (registers `a..d`, message at `p`) and then for chain 1 (`e..h`, at `q`).
 ///
 /// `None` where the CPU lacks BMI1 (`andn`), which every AVX2 CPU has.
 pub(crate) fn pair_kernel() -> Option<super::lanes::LaneKernel> {
@@ -517,6 +667,12 @@ mod tests {
         } else {
             eprintln!("x86_64 kernel: this CPU has no BMI1; the BMI1 variant was not run");
         }
+        if super::has_avx512() {
+            // SAFETY: the CPU has AVX512F and AVX512VL.
+            v.push(("avx512", |s, b| unsafe { super::compress_avx512(s, b) }));
+        } else {
+            eprintln!("x86_64 kernel: this CPU has no AVX512VL; the AVX-512 variant was not run");
+        }
         v
     }
 
@@ -604,6 +760,35 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// Blocks at every offset from an aligned address, through every variant and
+    /// through `compress`, which picks one.
+    #[test]
+    #[cfg_attr(miri, ignore = "inline assembly")]
+    fn unaligned_blocks_and_the_variant_picked() {
+        eprintln!(
+            "x86_64 kernel: compress runs the {} variant here",
+            match (super::prefer_avx512(), super::has_bmi1()) {
+                (true, _) => "avx512",
+                (false, true) => "bmi1",
+                (false, false) => "plain",
+            }
+        );
+        let mut next = rng(0xa11);
+        let data: Vec<u8> = (0..9 * 64 + 64).map(|_| next() as u8).collect();
+        let mut all = variants();
+        all.push(("compress", super::compress));
+        for off in 0..64 {
+            let blocks = data[off..][..9 * 64].as_chunks::<64>().0;
+            let mut want = [9, 8, 7, 6];
+            portable::compress(&mut want, blocks);
+            for (name, f) in &all {
+                let mut s = [9, 8, 7, 6];
+                f(&mut s, blocks);
+                assert_eq!(s, want, "{name}: blocks at offset {off}");
             }
         }
     }
