@@ -47,13 +47,16 @@ macro_rules! lane_feature_detected {
 pub enum Backend {
     /// Safe, portable Rust: runs everywhere, the reference for all other kernels.
     Portable,
-    /// Tuned scalar x86-64 assembly: one message at MD5's latency floor (x86-64 only).
+    /// Tuned scalar x86-64 assembly: one message at MD5's latency floor (x86-64 only),
+    /// in the general registers, or on Intel's cores with AVX512VL in lane 0 of `xmm`
+    /// registers.
     X86_64,
     /// Multi-buffer SSE2 lanes (x86-64): 4 messages per vector register; single
-    /// messages use the x86-64 kernel.
+    /// messages use the x86-64 kernel in the general registers.
     Sse2,
     /// Multi-buffer AVX2 lanes (x86-64): 8 messages per vector register, in
-    /// interleaved groups; single messages use the x86-64 kernel.
+    /// interleaved groups; single messages use the x86-64 kernel in the general
+    /// registers.
     Avx2,
     /// Multi-buffer AVX-512 lanes (x86-64, AVX512F): 16 messages per vector register;
     /// single messages use the x86-64 kernel.
@@ -215,13 +218,11 @@ impl Backend {
         match self {
             Backend::Portable => kernels::portable::compress(state, blocks),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86_64 => kernels::x86_64::compress(state, blocks),
+            Backend::X86_64 | Backend::Avx512 => kernels::x86_64::compress(state, blocks),
             #[cfg(not(target_arch = "x86_64"))]
             Backend::X86_64 => unreachable!("x86_64 backend on another architecture"),
             #[cfg(target_arch = "x86_64")]
-            Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
-                kernels::x86_64::compress(state, blocks)
-            }
+            Backend::Sse2 | Backend::Avx2 => kernels::x86_64::compress_gpr(state, blocks),
             #[cfg(not(target_arch = "x86_64"))]
             Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
                 unreachable!("x86-64 lane backend on another architecture")

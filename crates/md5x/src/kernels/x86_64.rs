@@ -276,7 +276,18 @@ pub(crate) fn compress(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     if prefer_avx512() {
         // SAFETY: `prefer_avx512` holds only where the CPU has AVX512F and AVX512VL.
         unsafe { compress_avx512(state, blocks) }
-    } else if has_bmi1() {
+    } else {
+        compress_gpr(state, blocks);
+    }
+}
+
+/// [`compress`] in the general registers only: the BMI1 variant where the CPU has
+/// BMI1, else the plain one. The single-message kernel of the SSE2 and AVX2 backends,
+/// so that forcing one of them runs no instruction past its ISA (BMI1 aside, which
+/// every AVX2 CPU has).
+#[inline]
+pub(crate) fn compress_gpr(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
+    if has_bmi1() {
         compress_bmi1(state, blocks);
     } else {
         compress_plain(state, blocks);
@@ -765,7 +776,7 @@ mod tests {
     }
 
     /// Blocks at every offset from an aligned address, through every variant and
-    /// through `compress`, which picks one.
+    /// through `compress` and `compress_gpr`, which pick one.
     #[test]
     #[cfg_attr(miri, ignore = "inline assembly")]
     fn unaligned_blocks_and_the_variant_picked() {
@@ -781,6 +792,7 @@ mod tests {
         let data: Vec<u8> = (0..9 * 64 + 64).map(|_| next() as u8).collect();
         let mut all = variants();
         all.push(("compress", super::compress));
+        all.push(("compress_gpr", super::compress_gpr));
         for off in 0..64 {
             let blocks = data[off..][..9 * 64].as_chunks::<64>().0;
             let mut want = [9, 8, 7, 6];
