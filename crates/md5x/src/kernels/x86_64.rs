@@ -357,6 +357,59 @@ const fn d_first(imm: i32) -> i32 {
     out
 }
 
+/// The `xmm` register operand for the state word `a`, `b`, `c` or `d` of a chain
+/// in lane 0 of `xmm` registers (the AVX-512 variant's, or the hybrid two-message
+/// kernel's second chain).
+#[rustfmt::skip]
+macro_rules! vtwin {
+    (a) => { "va" }; (b) => { "vb" }; (c) => { "vc" }; (d) => { "vd" };
+}
+
+/// An `xmm` chain's block start: its state saved in `va0..vd0` for the final additions.
+macro_rules! vchain_save {
+    () => {
+        "vmovdqa {va0}, {va}\nvmovdqa {vb0}, {vb}\nvmovdqa {vc0}, {vc}\nvmovdqa {vd0}, {vd}\n"
+    };
+}
+
+/// An `xmm` chain's block end: the saved state added, and `{k}` back at `K`'s start.
+macro_rules! vchain_add {
+    () => {
+        concat!(
+            "vpaddd {va}, {va}, {va0}\nvpaddd {vb}, {vb}, {vb0}\n",
+            "vpaddd {vc}, {vc}, {vc0}\nvpaddd {vd}, {vd}, {vd0}\n",
+            "sub {k}, 256\n",
+        )
+    };
+}
+
+/// `asm!` with the operands an `xmm` chain's steps (`vstep!`) use, after the given
+/// template and operands (which end with a comma), then `options$opts`: `{k}` (walks
+/// `K`), the round functions' truth tables for `vpternlogd` with `d` first, the state
+/// `va..vd`, the temporary `vt` and the saved state `va0..vd0`.
+macro_rules! xmm_chain_asm {
+    ($opts:tt; $($arg:tt)*) => {
+        core::arch::asm!(
+            $($arg)*
+            k = inout(reg) super::K.as_ptr() => _,
+            tf = const d_first(super::lanes::TERNLOG_F),
+            tg = const d_first(super::lanes::TERNLOG_G),
+            th = const d_first(super::lanes::TERNLOG_H),
+            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
+            va = out(xmm_reg) _,
+            vb = out(xmm_reg) _,
+            vc = out(xmm_reg) _,
+            vd = out(xmm_reg) _,
+            vt = out(xmm_reg) _,
+            va0 = out(xmm_reg) _,
+            vb0 = out(xmm_reg) _,
+            vc0 = out(xmm_reg) _,
+            vd0 = out(xmm_reg) _,
+            options$opts,
+        )
+    };
+}
+
 /// One step of the AVX-512 variant in lane 0 of `xmm` registers (`$w` maps the roles
 /// `$a..$d` to register operand names, `$p` names the message pointer): `a + m + K`
 /// as soon as `a` is ready (the constant from `{k}`, which walks `kernels::K` a word a
@@ -379,16 +432,16 @@ macro_rules! vstep {
     };
 }
 macro_rules! vstep_f {
-    ($($x:tt)*) => { vstep!(stringify, "p", "{tf}", $($x)*) };
+    ($($x:tt)*) => { vstep!(vtwin, "p", "{tf}", $($x)*) };
 }
 macro_rules! vstep_g {
-    ($($x:tt)*) => { vstep!(stringify, "p", "{tg}", $($x)*) };
+    ($($x:tt)*) => { vstep!(vtwin, "p", "{tg}", $($x)*) };
 }
 macro_rules! vstep_h {
-    ($($x:tt)*) => { vstep!(stringify, "p", "{th}", $($x)*) };
+    ($($x:tt)*) => { vstep!(vtwin, "p", "{th}", $($x)*) };
 }
 macro_rules! vstep_i {
-    ($($x:tt)*) => { vstep!(stringify, "p", "{ti}", $($x)*) };
+    ($($x:tt)*) => { vstep!(vtwin, "p", "{ti}", $($x)*) };
 }
 
 /// The variant in lane 0 of AVX-512's `xmm` registers: `vpternlogd` gives each round's
@@ -409,53 +462,31 @@ fn compress_avx512(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     // no alignment) and advances `p` by 64 until it reaches `end`; `p` starts at the
     // first block and `end - p` is a non-zero multiple of 64, so every load is inside
     // `blocks`. `{k}` walks `K`'s 64 words once a block and steps back. The assembly
-    // writes no memory, uses no stack, and clobbers only the registers named below
-    // (and the flags).
+    // writes no memory, uses no stack, and clobbers only the registers named below and
+    // by `xmm_chain_asm!` (and the flags).
     unsafe {
-        core::arch::asm!(
-            "vmovd {a}, {ga:e}",
-            "vmovd {b}, {gb:e}",
-            "vmovd {c}, {gc:e}",
-            "vmovd {d}, {gd:e}",
+        xmm_chain_asm!((nostack, readonly);
+            "vmovd {va}, {ga:e}",
+            "vmovd {vb}, {gb:e}",
+            "vmovd {vc}, {gc:e}",
+            "vmovd {vd}, {gd:e}",
             "2:",
-            "vmovdqa {a0}, {a}",
-            "vmovdqa {b0}, {b}",
-            "vmovdqa {c0}, {c}",
-            "vmovdqa {d0}, {d}",
+            vchain_save!(),
             md5_block!(vstep_f, vstep_g, vstep_h, vstep_i),
-            "vpaddd {a}, {a}, {a0}",
-            "vpaddd {b}, {b}, {b0}",
-            "vpaddd {c}, {c}, {c0}",
-            "vpaddd {d}, {d}, {d0}",
-            "sub {k}, 256",
+            vchain_add!(),
             "add {p}, 64",
             "cmp {p}, {end}",
             "jne 2b",
-            "vmovd {ga:e}, {a}",
-            "vmovd {gb:e}, {b}",
-            "vmovd {gc:e}, {c}",
-            "vmovd {gd:e}, {d}",
+            "vmovd {ga:e}, {va}",
+            "vmovd {gb:e}, {vb}",
+            "vmovd {gc:e}, {vc}",
+            "vmovd {gd:e}, {vd}",
             ga = inout(reg) ga,
             gb = inout(reg) gb,
             gc = inout(reg) gc,
             gd = inout(reg) gd,
             p = inout(reg) p => _,
             end = in(reg) end,
-            k = inout(reg) super::K.as_ptr() => _,
-            tf = const d_first(super::lanes::TERNLOG_F),
-            tg = const d_first(super::lanes::TERNLOG_G),
-            th = const d_first(super::lanes::TERNLOG_H),
-            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
-            a = out(xmm_reg) _,
-            b = out(xmm_reg) _,
-            c = out(xmm_reg) _,
-            d = out(xmm_reg) _,
-            vt = out(xmm_reg) _,
-            a0 = out(xmm_reg) _,
-            b0 = out(xmm_reg) _,
-            c0 = out(xmm_reg) _,
-            d0 = out(xmm_reg) _,
-            options(nostack, readonly),
         );
     }
     *state = [ga, gb, gc, gd];
@@ -550,6 +581,38 @@ struct PairFrame {
     left: usize,
 }
 
+impl PairFrame {
+    /// The frame for `nblocks` blocks `stride` bytes apart, from a two-lane state
+    /// (`[a0, a1, b0, b1, c0, c1, d0, d1]`).
+    fn new(state: &[u32], stride: usize, nblocks: usize) -> PairFrame {
+        PairFrame {
+            state: [
+                state[0], state[2], state[4], state[6], state[1], state[3], state[5], state[7],
+            ],
+            stride,
+            left: nblocks,
+        }
+    }
+}
+
+/// Chain 0's and chain 1's words `a, b, c, d` back into a two-lane state.
+fn put_pair(state: &mut [u32], chains: [[u32; 4]; 2]) {
+    for w in 0..4 {
+        state[2 * w] = chains[0][w];
+        state[2 * w + 1] = chains[1][w];
+    }
+}
+
+/// A lane kernel of two lanes (see [`pair_kernel`]) that runs `strided`.
+fn two_chains(strided: super::lanes::StridedFn) -> super::lanes::LaneKernel {
+    super::lanes::LaneKernel {
+        lanes: 2,
+        width: 2,
+        strided,
+        min_live: 2,
+    }
+}
+
 /// Two messages' blocks at once in general-purpose registers, each step of the one
 /// followed by the same step of the other: a "lane kernel" of 2 lanes (layout as
 /// `lanes::LaneKernel`'s with a width of 2: `[a0, a1, b0, b1, c0, c1, d0, d1]`) for
@@ -567,12 +630,7 @@ struct PairFrame {
 ///
 /// `None` where the CPU lacks BMI1 (`andn`), which every AVX2 CPU has.
 pub(crate) fn pair_kernel() -> Option<super::lanes::LaneKernel> {
-    has_bmi1().then_some(super::lanes::LaneKernel {
-        lanes: 2,
-        width: 2,
-        strided: pair_strided,
-        min_live: 2,
-    })
+    has_bmi1().then(|| two_chains(pair_strided))
 }
 
 /// The two-message kernel's entry (see [`pair_kernel`]): block `b` of lane `l` at
@@ -588,13 +646,7 @@ fn pair_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usiz
     if nblocks == 0 {
         return;
     }
-    let mut frame = PairFrame {
-        state: [
-            state[0], state[2], state[4], state[6], state[1], state[3], state[5], state[7],
-        ],
-        stride,
-        left: nblocks,
-    };
+    let mut frame = PairFrame::new(state, stride, nblocks);
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = frame.state;
     // SAFETY: both lanes hold at least `(nblocks - 1) * stride + 64` bytes and
     // `nblocks` > 0 (checked above). The loop runs `nblocks` times; pass `i` reads the
@@ -642,17 +694,7 @@ fn pair_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usiz
             options(nostack),
         );
     }
-    for (w, [x, y]) in [[a, e], [b, f], [c, g], [d, h]].into_iter().enumerate() {
-        state[2 * w] = x;
-        state[2 * w + 1] = y;
-    }
-}
-
-/// Chain 1's `xmm` register for chain 0's `a`, `b`, `c` or `d` in the hybrid
-/// two-message kernel.
-#[rustfmt::skip]
-macro_rules! vtwin {
-    (a) => { "va" }; (b) => { "vb" }; (c) => { "vc" }; (d) => { "vd" };
+    put_pair(state, [[a, b, c, d], [e, f, g, h]]);
 }
 
 /// A step of both chains of the hybrid two-message kernel (`md5_block!`'s step macros
@@ -683,12 +725,7 @@ macro_rules! hybrid_i {
 ///
 /// `None` where [`prefer_avx512`] does not hold, or the CPU lacks BMI1.
 pub(crate) fn pair_kernel_avx512() -> Option<super::lanes::LaneKernel> {
-    (has_bmi1() && prefer_avx512()).then_some(super::lanes::LaneKernel {
-        lanes: 2,
-        width: 2,
-        strided: hybrid_strided,
-        min_live: 2,
-    })
+    (has_bmi1() && prefer_avx512()).then(|| two_chains(hybrid_strided))
 }
 
 /// The hybrid two-message kernel's entry (see [`pair_kernel_avx512`]); arguments and
@@ -702,13 +739,7 @@ fn hybrid_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: us
     if nblocks == 0 {
         return;
     }
-    let mut frame = PairFrame {
-        state: [
-            state[0], state[2], state[4], state[6], state[1], state[3], state[5], state[7],
-        ],
-        stride,
-        left: nblocks,
-    };
+    let mut frame = PairFrame::new(state, stride, nblocks);
     let [mut a, mut b, mut c, mut d, ..] = frame.state;
     // SAFETY: the CPU has BMI1, AVX512F and AVX512VL (asserted above); both lanes hold
     // at least `(nblocks - 1) * stride + 64` bytes, and `nblocks` > 0 (checked above).
@@ -720,10 +751,7 @@ fn hybrid_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: us
         )
     };
     let [.., e, f, g, h] = frame.state;
-    for (w, [x, y]) in [[a, e], [b, f], [c, g], [d, h]].into_iter().enumerate() {
-        state[2 * w] = x;
-        state[2 * w + 1] = y;
-    }
+    put_pair(state, [[a, b, c, d], [e, f, g, h]]);
 }
 
 /// The hybrid kernel's loop: chain 0 in `words` (its state at the start of each block
@@ -743,19 +771,17 @@ unsafe fn hybrid_blocks(words: [&mut u32; 4], lanes: [&[u8]; 2], frame: &mut Pai
     // advances both by `stride`, so every load is inside its lane. `{k}` walks `K`'s
     // 64 words once a block and steps back. It reads and writes `frame` only through
     // `fr` (chain 0's block-start state, chain 1's state at the start and the end, the
-    // stride and the count), uses no stack, clobbers only the registers named and the
-    // flags, and needs BMI1 (`andn`), AVX512F and AVX512VL.
+    // stride and the count), uses no stack, clobbers only the registers named below
+    // and by `xmm_chain_asm!` and the flags, and needs BMI1 (`andn`), AVX512F and
+    // AVX512VL.
     unsafe {
-        core::arch::asm!(
+        xmm_chain_asm!((nostack);
             "vmovd {va}, dword ptr [{fr} + 16]",
             "vmovd {vb}, dword ptr [{fr} + 20]",
             "vmovd {vc}, dword ptr [{fr} + 24]",
             "vmovd {vd}, dword ptr [{fr} + 28]",
             "2:",
-            "vmovdqa {va0}, {va}",
-            "vmovdqa {vb0}, {vb}",
-            "vmovdqa {vc0}, {vc}",
-            "vmovdqa {vd0}, {vd}",
+            vchain_save!(),
             md5_block!(hybrid_f, hybrid_g, hybrid_h, hybrid_i),
             "add {a:e}, dword ptr [{fr}]",
             "add {b:e}, dword ptr [{fr} + 4]",
@@ -765,11 +791,7 @@ unsafe fn hybrid_blocks(words: [&mut u32; 4], lanes: [&[u8]; 2], frame: &mut Pai
             "mov dword ptr [{fr} + 4], {b:e}",
             "mov dword ptr [{fr} + 8], {c:e}",
             "mov dword ptr [{fr} + 12], {d:e}",
-            "vpaddd {va}, {va}, {va0}",
-            "vpaddd {vb}, {vb}, {vb0}",
-            "vpaddd {vc}, {vc}, {vc0}",
-            "vpaddd {vd}, {vd}, {vd0}",
-            "sub {k}, 256",
+            vchain_add!(),
             "add {p}, qword ptr [{fr} + 32]",
             "add {q}, qword ptr [{fr} + 32]",
             "dec qword ptr [{fr} + 40]",
@@ -786,21 +808,6 @@ unsafe fn hybrid_blocks(words: [&mut u32; 4], lanes: [&[u8]; 2], frame: &mut Pai
             q = inout(reg) lanes[1].as_ptr() => _,
             fr = in(reg) frame,
             t = out(reg) _,
-            k = inout(reg) super::K.as_ptr() => _,
-            tf = const d_first(super::lanes::TERNLOG_F),
-            tg = const d_first(super::lanes::TERNLOG_G),
-            th = const d_first(super::lanes::TERNLOG_H),
-            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
-            va = out(xmm_reg) _,
-            vb = out(xmm_reg) _,
-            vc = out(xmm_reg) _,
-            vd = out(xmm_reg) _,
-            vt = out(xmm_reg) _,
-            va0 = out(xmm_reg) _,
-            vb0 = out(xmm_reg) _,
-            vc0 = out(xmm_reg) _,
-            vd0 = out(xmm_reg) _,
-            options(nostack),
         );
     }
 }
