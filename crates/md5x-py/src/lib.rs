@@ -785,24 +785,23 @@ fn is_flat_buffer(obj: &Bound<'_, PyAny>) -> bool {
         return false;
     }
     let py = obj.py();
-    let view = match PyMemoryView::from(obj) {
-        Ok(view) => view,
-        // A numpy array of times (see `numpy_bytes`), whose items are numpy scalars.
-        Err(_) => {
-            return numpy_of(obj).is_ok_and(|np| np.is_some())
-                && obj
-                    .getattr(intern!(py, "ndim"))
-                    .and_then(|n| n.extract::<usize>())
-                    .is_ok_and(|n| n <= 1)
-        }
+    let flat = |x: &Bound<'_, PyAny>| {
+        x.getattr(intern!(py, "ndim"))
+            .and_then(|n| n.extract::<usize>())
+            .is_ok_and(|n| n <= 1)
     };
-    let ndim = view
-        .getattr(intern!(py, "ndim"))
-        .and_then(|n| n.extract::<usize>());
-    let format = view
-        .getattr(intern!(py, "format"))
-        .and_then(|f| f.extract::<String>());
-    matches!((ndim, format), (Ok(n), Ok(f)) if n <= 1 && !f.ends_with('s'))
+    match PyMemoryView::from(obj) {
+        Ok(view) => {
+            flat(&view)
+                && view
+                    .getattr(intern!(py, "format"))
+                    .and_then(|f| f.extract::<String>())
+                    .is_ok_and(|f| !f.ends_with('s'))
+        }
+        // A numpy array that memoryview refused (see `numpy_bytes`), whose items are
+        // numpy scalars.
+        Err(_) => numpy_of(obj).is_ok_and(|np| np.is_some()) && flat(obj),
+    }
 }
 
 /// `hash_many` of any other iterable, such as a generator: it may hand out one buffer
