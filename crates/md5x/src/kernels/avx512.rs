@@ -58,6 +58,28 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
 
+/// The AVX-512 backend's kernel for two to four messages on Intel's cores: one group
+/// of 4 lanes in `xmm` registers, SSE2's kernel (`sse2_asm.rs`) with AVX-512VL's steps
+/// (one `vpternlogd` a round function, `vprold` for the rotation). A step's path is 4
+/// one-cycle operations there, so its 4 lanes run at about 4 cycles a step: 1 cycle a
+/// byte with four messages, 2 with two. `None` where the CPU lacks AVX512F or AVX512VL,
+/// or is not Intel's (on Zen 5 these operations take 2 cycles, and on Zen 4 they are
+/// not measured).
+///
+/// Measured on an Emerald Rapids guest (2026-11-28, `MD5X_BACKENDS=avx512,sse2
+/// MD5X_SIZES=1024,8192,1048576 MD5X_COUNTS=2,3,4 many_report`, this kernel as a row of
+/// the same process, two runs), cycles/byte at 1 KiB, 8 KiB and 1 MiB: two messages
+/// 2.48-2.63, 2.07-2.11 and 2.00-2.05 against the hybrid two-message kernel's
+/// 2.69-2.77, 2.30-2.36 and 2.25-2.30 (it had replaced the integer pair's 2.86-2.96,
+/// 2.50-2.58 and 2.45-2.52) and one 16-lane group's 2.68-2.80, 2.11-2.17 and 2.02-2.09;
+/// three 1.70-1.72, 1.41 and 1.33-1.36 against the 16-lane group's 1.81-1.88, 1.45-1.47
+/// and 1.35-1.39; four 1.30-1.33, 1.04-1.05 and 1.03-1.04 against 1.41-1.44, 1.07-1.11
+/// and 1.04-1.05. From six messages on, one 16-lane group is faster (0.76-0.87 against
+/// 1.41-1.46 at 8 KiB).
+pub(crate) fn four_lanes() -> Option<LaneKernel> {
+    imp::four_lanes()
+}
+
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
     use super::super::lanes::{
@@ -80,6 +102,44 @@ mod imp {
 
     pub(super) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
         lane_kernel(groups, by_groups!(groups, strided)?)
+    }
+
+    pub(super) fn four_lanes() -> Option<LaneKernel> {
+        super::super::x86_64::prefer_avx512().then_some(LaneKernel {
+            lanes: 4,
+            width: 4,
+            strided: strided_vl::<1, BY_LENGTH>,
+            min_live: 2,
+        })
+    }
+
+    /// Safe entry to SSE2's hand-scheduled kernel with AVX-512VL's steps (see
+    /// [`super::four_lanes`]) and `G` groups of 4 lanes (1 to 3; the backend runs 1):
+    /// checks AVX512F and AVX512VL and the arguments, then runs it, prefetching (as
+    /// SSE2's kernel does on Intel's cores; `RUN`: which loop, see `kernels::run`).
+    pub(super) fn strided_vl<const G: usize, const RUN: u8>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        const { assert!(G >= 1 && G <= 3) };
+        assert!(
+            super::super::x86_64::has_avx512(),
+            "AVX512F and AVX512VL not available"
+        );
+        let ptrs = lanes::checked_pointers::<12>(state, lanes, 4 * G, nblocks, stride);
+        // SAFETY: the CPU has AVX512F and AVX512VL, `G` is 1 to 3, `state` is `16 * G`
+        // words, and the `4 * G` lanes each hold at least `(nblocks - 1) * stride + 64`
+        // bytes (all checked above).
+        unsafe {
+            super::super::sse2_asm::compress::<G, true, RUN, true>(
+                state,
+                &ptrs[..4 * G],
+                nblocks,
+                stride,
+            )
+        }
     }
 
     fn lane_kernel(groups: usize, strided: StridedFn) -> Option<LaneKernel> {
@@ -270,7 +330,7 @@ mod imp {
             check_upper_halves_clean, check_variants,
         };
         use super::super::super::run::{BY_LENGTH, DIRECT, PIPED, STAGED};
-        use super::{strided, strided_asm};
+        use super::{strided, strided_asm, strided_vl};
 
         #[test]
         fn avx512_lanes_match_scalar() {
@@ -294,6 +354,39 @@ mod imp {
                 ];
                 check_variants(&variants, 16, g, 200);
             }
+        }
+
+        /// The 4-lane kernel with AVX-512VL's steps (`four_lanes`), wherever the CPU has
+        /// AVX512F and AVX512VL (Intel's or not): every loop and group count, as SSE2's
+        /// own kernel is tested.
+        #[test]
+        fn vl_lanes_match_scalar() {
+            if !super::super::super::x86_64::has_avx512() {
+                eprintln!("AVX512VL not available: the 4-lane AVX-512VL kernel not tested");
+                return;
+            }
+            match super::four_lanes() {
+                Some(k) => check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 90),
+                None => eprintln!("not Intel's: the AVX-512 backend does not run four_lanes"),
+            }
+            for g in 1..=3 {
+                let variants = [
+                    by_groups!(g, strided_vl, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_vl, DIRECT).unwrap(),
+                    by_groups!(g, strided_vl, PIPED).unwrap(),
+                ];
+                check_strided(variants[0], 4, 4 * g, 3, 95 + g as u64);
+                check_variants(&variants, 4, g, 400);
+                for v in variants {
+                    check_no_overread(v, 4, g);
+                }
+            }
+            check_upper_halves_clean(
+                &[1, 2, 3].map(|g| by_groups!(g, strided_vl, DIRECT).unwrap()),
+                4,
+            );
+            check_refuses_bad_arguments(strided_vl::<3, DIRECT>, 4);
+            check_refuses_bad_arguments(strided_vl::<3, PIPED>, 4);
         }
 
         #[test]
@@ -341,6 +434,9 @@ mod imp {
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {
+        None
+    }
+    pub(super) fn four_lanes() -> Option<LaneKernel> {
         None
     }
     pub(super) fn kernel_generic(_groups: usize) -> Option<LaneKernel> {

@@ -100,7 +100,7 @@ mod imp {
         // hold at least `(nblocks - 1) * stride + 64` bytes (all checked above); SSE2 is
         // part of x86-64.
         unsafe {
-            super::super::sse2_asm::compress::<G, PREFETCH, RUN>(
+            super::super::sse2_asm::compress::<G, PREFETCH, RUN, false>(
                 state,
                 &ptrs[..4 * G],
                 nblocks,

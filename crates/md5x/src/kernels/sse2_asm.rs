@@ -19,6 +19,15 @@
 //! `pshufhw`: SSE2 has no byte shuffle). The message rows and step constants are
 //! memory operands, 16-byte aligned as SSE2 requires.
 //!
+//! With `VL` (`compress`'s last parameter), the steps are AVX-512VL's instead, on the
+//! same registers and rows, as `avx512_asm.rs` writes them for 16 lanes: `a += m;
+//! a += K; t = b; t = f(t, c, d)` (one `vpternlogd`)`; a += t` (`-=` for `!I`)`; vprold
+//! a; a += b`, four operations on a step's path. That is the AVX-512 backend's kernel
+//! for two to four messages on Intel's cores (`avx512::four_lanes`); the loads, the
+//! transposition and the loops stay SSE2's. (Legacy SSE and EVEX instructions mix
+//! without a penalty here: EVEX writes to `xmm` registers clear their upper bits, so
+//! the upper state stays clean.)
+//!
 //! Each block's rows come from a 4x4 transposition per 16-byte quarter and group
 //! (four loads, eight unpacks), read from the lanes (a **direct** run, shorter than
 //! `kernels::run::PIPED_FROM` blocks) or from a line scratch that the previous block's
@@ -68,10 +77,15 @@ macro_rules! sum {
     };
 }
 
-/// One step of one group: `$r` selects the round, `$a..$d` are the roles' word numbers.
+/// One step of one group: `$st` selects the instructions (`sse` or `vl`, see the
+/// module's docs), `$r` the round; `$a..$d` are the roles' word numbers.
 #[rustfmt::skip]
 macro_rules! step {
-    (F, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+    (vl, F, $($x:tt)*) => { vl_step!("{tf}", "vpaddd", $($x)*) };
+    (vl, G, $($x:tt)*) => { vl_step!("{tg}", "vpaddd", $($x)*) };
+    (vl, H, $($x:tt)*) => { vl_step!("{th}", "vpaddd", $($x)*) };
+    (vl, I, $($x:tt)*) => { vl_step!("{ti}", "vpsubd", $($x)*) };
+    (sse, F, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
         concat!(
             sum!($g, $i, $w, x!($g, $a)),
             "movdqa xmm12, ", x!($g, $c), "\n",
@@ -83,7 +97,7 @@ macro_rules! step {
             "paddd ", x!($g, $a), ", ", x!($g, $b), "\n",
         )
     };
-    (G, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+    (sse, G, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
         concat!(
             sum!($g, $i, $w, x!($g, $a)),
             "movdqa xmm12, ", x!($g, $d), "\n",
@@ -96,7 +110,7 @@ macro_rules! step {
             "paddd ", x!($g, $a), ", ", x!($g, $b), "\n",
         )
     };
-    (H, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+    (sse, H, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
         concat!(
             sum!($g, $i, $w, x!($g, $a)),
             "movdqa xmm12, ", x!($g, $c), "\n",
@@ -107,7 +121,7 @@ macro_rules! step {
             "paddd ", x!($g, $a), ", ", x!($g, $b), "\n",
         )
     };
-    (I, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+    (sse, I, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
         concat!(
             sum!($g, $i, $w, x!($g, $a)),
             "movdqa xmm12, ", x!($g, $b), "\n",
@@ -120,10 +134,29 @@ macro_rules! step {
     };
 }
 
+/// One AVX-512VL step of one group (see the module's docs): `$imm` is the round's
+/// `vpternlogd` truth table (one of `lanes.rs`' `TERNLOG_*`, a `const` operand), `$op`
+/// the instruction that applies the function's value (`!I` is subtracted, see
+/// `lanes::Lane::not_i`); `xmm12` is the temporary.
+#[rustfmt::skip]
+macro_rules! vl_step {
+    ($imm:literal, $op:literal, $g:tt, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+        concat!(
+            "vpaddd ", x!($g, $a), ", ", x!($g, $a), ", xmmword ptr [{msg} + 16*(16*", stringify!($g), "+", $w, ")]\n",
+            "vpaddd ", x!($g, $a), ", ", x!($g, $a), ", xmmword ptr [{k} + 16*(", stringify!($i), ")]\n",
+            "vmovdqa xmm12, ", x!($g, $b), "\n",
+            "vpternlogd xmm12, ", x!($g, $c), ", ", x!($g, $d), ", ", $imm, "\n",
+            $op, " ", x!($g, $a), ", ", x!($g, $a), ", xmm12\n",
+            "vprold ", x!($g, $a), ", ", x!($g, $a), ", ", stringify!($s), "\n",
+            "vpaddd ", x!($g, $a), ", ", x!($g, $a), ", ", x!($g, $b), "\n",
+        )
+    };
+}
+
 /// One step of every group in `[$g, ...]`, group after group.
 macro_rules! steps {
-    ([$($g:tt),+], $r:ident, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
-        concat!($(step!($r, $g, $i, $w, $s, $a, $b, $c, $d),)+)
+    ($st:ident, [$($g:tt),+], $r:ident, $i:expr, $w:literal, $s:tt, $a:tt, $b:tt, $c:tt, $d:tt) => {
+        concat!($(step!($st, $r, $g, $i, $w, $s, $a, $b, $c, $d),)+)
     };
 }
 
@@ -132,14 +165,14 @@ macro_rules! steps {
 /// (`$copy`: `none` or `copy`); the roles of the state words rotate
 /// `(a, b, c, d) -> (d, a, b, c)` from step to step.
 macro_rules! quad {
-    ($gs:tt, $ng:literal, $copy:ident, $r:ident, $i:literal, $w0:literal, $w1:literal,
+    ($gs:tt, $ng:literal, $copy:ident, $st:ident, $r:ident, $i:literal, $w0:literal, $w1:literal,
      $w2:literal, $w3:literal, $s0:tt, $s1:tt, $s2:tt, $s3:tt) => {
         concat!(
             copy_pieces!($copy, $gs, $ng, $i),
-            steps!($gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
-            steps!($gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
-            steps!($gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
-            steps!($gs, $r, $i + 3, $w3, $s3, 1, 2, 3, 0),
+            steps!($st, $gs, $r, $i, $w0, $s0, 0, 1, 2, 3),
+            steps!($st, $gs, $r, $i + 1, $w1, $s1, 3, 0, 1, 2),
+            steps!($st, $gs, $r, $i + 2, $w2, $s2, 2, 3, 0, 1),
+            steps!($st, $gs, $r, $i + 3, $w3, $s3, 1, 2, 3, 0),
         )
     };
 }
@@ -291,13 +324,22 @@ macro_rules! add_store {
     };
 }
 
+/// The truth tables of the `vl` steps, named in a comment (`asm!` wants every operand
+/// used, and the `sse` steps use none of them).
+macro_rules! round_functions {
+    () => {
+        "/* vpternlogd's truth tables, for the vl steps: {tf} {tg} {th} {ti} */\n"
+    };
+}
+
 /// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them): a direct run
 /// (`$pre` first in each block: the prefetches, or nothing), or a piped one (`$copy`:
 /// `copy` or `copy_pf`).
 macro_rules! blocks {
-    (direct, [$($g:tt),+], $ng:literal, $pre:expr) => {
+    (direct, [$($g:tt),+], $ng:literal, $pre:expr, $st:ident) => {
         concat!(
             "/* no line scratch (at {lines}) in a direct run */\n",
+            round_functions!(),
             "2:\n",
             $pre,
             $(
@@ -307,7 +349,7 @@ macro_rules! blocks {
                 transpose_quarter!(direct, $g, 3),
             )+
             $(state_rows!(load, $g),)+
-            md5_quads!(quad!([$($g),+], $ng, none)),
+            md5_quads!(quad!([$($g),+], $ng, none, $st)),
             $(state_rows!(add_store, $g),)+
             "add {off}, {stride}\n",
             "add {pf}, {stride}\n",
@@ -315,8 +357,9 @@ macro_rules! blocks {
             "jnz 2b\n",
         )
     };
-    (piped, [$($g:tt),+], $ng:literal, $copy:ident) => {
+    (piped, [$($g:tt),+], $ng:literal, $copy:ident, $st:ident) => {
         concat!(
+            round_functions!(),
             copy_lines!([$($g),+]),
             "2:\n",
             $(
@@ -328,7 +371,7 @@ macro_rules! blocks {
             $(state_rows!(load, $g),)+
             // The copies' block: the next one, or this one again after the last.
             next_copy_offset!(),
-            md5_quads!(quad!([$($g),+], $ng, $copy)),
+            md5_quads!(quad!([$($g),+], $ng, $copy, $st)),
             $(state_rows!(add_store, $g),)+
             "add {pf}, {stride}\n",
             "dec {n}\n",
@@ -361,13 +404,19 @@ const LINES_AT: usize = 48 * 16;
 /// Compress `nblocks` blocks of `4 * G` lanes (`G` groups of 4, 1 to 3; state layout as
 /// `lanes::LaneKernel`), block `b` of lane `l` at `lanes[l] + b * stride`; with
 /// `PREFETCH`, each lane's block 4 ahead is prefetched into L1. `RUN` picks the loop
-/// (see `kernels::run`).
+/// (see `kernels::run`); with `VL`, the steps are AVX-512VL's (see the module's docs).
 ///
 /// # Safety
 ///
 /// `G` is 1, 2 or 3; `state` is `16 * G` words; `lanes` has `4 * G` pointers, each valid
-/// for reads of `(nblocks - 1) * stride + 64` bytes. (SSE2 is in every x86-64 CPU.)
-pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u8>(
+/// for reads of `(nblocks - 1) * stride + 64` bytes. With `VL`, the CPU has AVX512F and
+/// AVX512VL. (SSE2 is in every x86-64 CPU.)
+pub(crate) unsafe fn compress<
+    const G: usize,
+    const PREFETCH: bool,
+    const RUN: u8,
+    const VL: bool,
+>(
     state: &mut [u32],
     lanes: &[*const u8],
     nblocks: usize,
@@ -389,11 +438,17 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
     let pf = stride.wrapping_mul(4);
     macro_rules! go {
         ($gs:tt, $ng:literal) => {
+            match VL {
+                false => go!($gs, $ng, sse),
+                true => go!($gs, $ng, vl),
+            }
+        };
+        ($gs:tt, $ng:literal, $st:ident) => {
             match (piped, PREFETCH) {
-                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_lanes!(4, $gs, [0, 1, 2, 3]))),
-                (false, false) => go!(blocks!(direct, $gs, $ng, "")),
-                (true, true) => go!(blocks!(piped, $gs, $ng, copy_pf)),
-                (true, false) => go!(blocks!(piped, $gs, $ng, copy)),
+                (false, true) => go!(blocks!(direct, $gs, $ng, prefetch_lanes!(4, $gs, [0, 1, 2, 3]), $st)),
+                (false, false) => go!(blocks!(direct, $gs, $ng, "", $st)),
+                (true, true) => go!(blocks!(piped, $gs, $ng, copy_pf, $st)),
+                (true, false) => go!(blocks!(piped, $gs, $ng, copy, $st)),
             }
         };
         ($code:expr) => {
@@ -404,6 +459,10 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
                 msg = in(reg) msg.as_mut_ptr(),
                 k = in(reg) K_ROWS.0.as_ptr(),
                 lines = const LINES_AT,
+                tf = const super::lanes::TERNLOG_F,
+                tg = const super::lanes::TERNLOG_G,
+                th = const super::lanes::TERNLOG_H,
+                ti = const super::lanes::TERNLOG_NOT_I,
                 stride = in(reg) stride,
                 n = inout(reg) nblocks => _,
                 off = inout(reg) 0usize => _,
@@ -418,16 +477,16 @@ pub(crate) unsafe fn compress<const G: usize, const PREFETCH: bool, const RUN: u
         };
     }
     // SAFETY: for `G` groups the caller guarantees a state of `16 * G` words and `4 * G`
-    // lanes whose blocks are readable at `off = b * stride` for `b < nblocks`; SSE2 is
-    // part of x86-64. Either loop runs `nblocks` (> 0) times and reads the lanes only
-    // at such offsets: the direct one at `off` of the block it hashes; the piped one at
-    // 0 (its prologue) and then at `off` of the next block, which stays at the last
-    // block's offset once no block follows (`cmp n, 1` before the steps). Both read 64
-    // bytes a lane there (unaligned loads; and prefetch, which never faults), write only
-    // the state's `4 * G` rows (unaligned) and `msg` (rows of transposed words at 0, the
-    // line scratch at `LINES_AT`; 16-byte aligned, as `movdqa` and SSE2's memory
-    // operands need), read `K_ROWS` (16-byte aligned), and clobber only the registers
-    // named.
+    // lanes whose blocks are readable at `off = b * stride` for `b < nblocks`; SSE2 is part
+    // of x86-64, and with `VL` the caller guarantees AVX512F and AVX512VL. Either loop runs
+    // `nblocks` (> 0) times and reads the lanes only at such offsets: the direct one at
+    // `off` of the block it hashes; the piped one at 0 (its prologue) and then at `off` of
+    // the next block, which stays at the last block's offset once no block follows
+    // (`cmp n, 1` before the steps). Both read 64 bytes a lane there (unaligned loads; and
+    // prefetch, which never faults), write only the state's `4 * G` rows (unaligned) and
+    // `msg` (rows of transposed words at 0, the line scratch at `LINES_AT`; 16-byte
+    // aligned, as `movdqa` and SSE2's memory operands need), read `K_ROWS` (16-byte
+    // aligned), and clobber only the registers named.
     unsafe {
         match G {
             1 => go!([0], 1),

@@ -294,14 +294,16 @@ pub(crate) fn compress_gpr(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     }
 }
 
-/// Whether [`compress`] runs the AVX-512 variant: the CPU has AVX512F and AVX512VL,
-/// and is Intel's. On an Emerald Rapids Xeon (2026-11-28) it ran 3.98-4.20 cycles/byte
+/// Whether the AVX-512 code written for `xmm` registers runs: [`compress`]'s AVX-512
+/// variant, and the AVX-512 backend's kernel for two to four messages
+/// (`avx512::four_lanes`). It does where the CPU has AVX512F and AVX512VL and is
+/// Intel's. On an Emerald Rapids Xeon (2026-11-28) it ran 3.98-4.20 cycles/byte
 /// against the BMI1 variant's 4.48-4.58 (`docs/performance.md`). AMD's cores keep the
 /// general registers: Zen 5 runs `vpaddd`, `vpternlogd` and `vprold` with 2 cycles of
 /// latency (`avx512_asm.rs`), which would double each step's path, and Zen 4, whose
 /// tables give 1, was not measured.
 #[inline(always)]
-fn prefer_avx512() -> bool {
+pub(crate) fn prefer_avx512() -> bool {
     has_avx512() && super::cpu::intel()
 }
 
@@ -321,7 +323,7 @@ fn has_bmi1() -> bool {
 
 /// Whether the CPU has AVX512F and AVX512VL (see [`compress_avx512`]).
 #[inline(always)]
-fn has_avx512() -> bool {
+pub(crate) fn has_avx512() -> bool {
     #[cfg(feature = "std")]
     {
         std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl")
@@ -357,9 +359,8 @@ const fn d_first(imm: i32) -> i32 {
     out
 }
 
-/// The `xmm` register operand for the state word `a`, `b`, `c` or `d` of a chain
-/// in lane 0 of `xmm` registers (the AVX-512 variant's, or the hybrid two-message
-/// kernel's second chain).
+/// The `xmm` register operand for the state word `a`, `b`, `c` or `d` of the chain in
+/// lane 0 of `xmm` registers (the AVX-512 variant's).
 #[rustfmt::skip]
 macro_rules! vtwin {
     (a) => { "va" }; (b) => { "vb" }; (c) => { "vc" }; (d) => { "vd" };
@@ -697,121 +698,6 @@ fn pair_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usiz
     put_pair(state, [[a, b, c, d], [e, f, g, h]]);
 }
 
-/// A step of both chains of the hybrid two-message kernel (`md5_block!`'s step macros
-/// for it): chain 0's in the general registers (`pair_step!`, message at `p`), then
-/// chain 1's in lane 0 of `xmm` registers (`vstep!`, message at `q`).
-macro_rules! hybrid_f {
-    ($($x:tt)*) => { concat!(pair_step!(F, stringify, "p", $($x)*), vstep!(vtwin, "q", "{tf}", $($x)*)) };
-}
-macro_rules! hybrid_g {
-    ($($x:tt)*) => { concat!(pair_step!(G, stringify, "p", $($x)*), vstep!(vtwin, "q", "{tg}", $($x)*)) };
-}
-macro_rules! hybrid_h {
-    ($($x:tt)*) => { concat!(pair_step!(H, stringify, "p", $($x)*), vstep!(vtwin, "q", "{th}", $($x)*)) };
-}
-macro_rules! hybrid_i {
-    ($($x:tt)*) => { concat!(pair_step!(I, stringify, "p", $($x)*), vstep!(vtwin, "q", "{ti}", $($x)*)) };
-}
-
-/// The two-message kernel for Intel's cores with AVX512VL: as [`pair_kernel`], with
-/// its second chain in lane 0 of `xmm` registers (the steps of [`compress_avx512`])
-/// rather than in the general registers. The two chains then share fewer ports, and
-/// the vector one has the shorter path (4 cycles a step against 4.5 on average). On an
-/// Emerald Rapids guest (2026-11-28, `MD5X_BACKENDS=avx512,sse2
-/// MD5X_SIZES=1024,8192,1048576 MD5X_COUNTS=2 many_report`, whose SSE2 backend runs
-/// [`pair_kernel`], two runs): 2.65 and 2.90 cycles/byte against 2.70 and 3.06 at
-/// 1 KiB, 2.26 and 2.48 against 2.38 and 2.59 at 8 KiB, 2.21 and 2.40 against 2.45
-/// and 2.54 at 1 MiB: 2-9% faster (`docs/performance.md`).
-///
-/// `None` where [`prefer_avx512`] does not hold, or the CPU lacks BMI1.
-pub(crate) fn pair_kernel_avx512() -> Option<super::lanes::LaneKernel> {
-    (has_bmi1() && prefer_avx512()).then(|| two_chains(hybrid_strided))
-}
-
-/// The hybrid two-message kernel's entry (see [`pair_kernel_avx512`]); arguments and
-/// panics as [`pair_strided`]'s.
-fn hybrid_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
-    super::lanes::check_args(state, lanes, 2, nblocks, stride);
-    assert!(
-        has_bmi1() && has_avx512(),
-        "the hybrid two-message kernel needs BMI1, AVX512F and AVX512VL"
-    );
-    if nblocks == 0 {
-        return;
-    }
-    let mut frame = PairFrame::new(state, stride, nblocks);
-    let [mut a, mut b, mut c, mut d, ..] = frame.state;
-    // SAFETY: the CPU has BMI1, AVX512F and AVX512VL (asserted above); both lanes hold
-    // at least `(nblocks - 1) * stride + 64` bytes, and `nblocks` > 0 (checked above).
-    unsafe {
-        hybrid_blocks(
-            [&mut a, &mut b, &mut c, &mut d],
-            [lanes[0], lanes[1]],
-            &mut frame,
-        )
-    };
-    let [.., e, f, g, h] = frame.state;
-    put_pair(state, [[a, b, c, d], [e, f, g, h]]);
-}
-
-/// The hybrid kernel's loop: chain 0 in `words` (its state at the start of each block
-/// kept in `frame.state[..4]`), chain 1 loaded from and stored back to
-/// `frame.state[4..]`.
-///
-/// # Safety
-///
-/// The CPU has BMI1, AVX512F and AVX512VL; `frame.left` > 0, and both lanes hold at
-/// least `(frame.left - 1) * frame.stride + 64` bytes.
-#[target_feature(enable = "avx512f,avx512vl,bmi1")]
-unsafe fn hybrid_blocks(words: [&mut u32; 4], lanes: [&[u8]; 2], frame: &mut PairFrame) {
-    let [a, b, c, d] = words;
-    // SAFETY: as the caller guarantees, the loop runs `frame.left` (> 0) times; pass
-    // `i` reads the 64 bytes at `p + i * stride` and `q + i * stride` (16 `u32` each,
-    // read unaligned or broadcast from memory, which needs no alignment), then
-    // advances both by `stride`, so every load is inside its lane. `{k}` walks `K`'s
-    // 64 words once a block and steps back. It reads and writes `frame` only through
-    // `fr` (chain 0's block-start state, chain 1's state at the start and the end, the
-    // stride and the count), uses no stack, clobbers only the registers named below
-    // and by `xmm_chain_asm!` and the flags, and needs BMI1 (`andn`), AVX512F and
-    // AVX512VL.
-    unsafe {
-        xmm_chain_asm!((nostack);
-            "vmovd {va}, dword ptr [{fr} + 16]",
-            "vmovd {vb}, dword ptr [{fr} + 20]",
-            "vmovd {vc}, dword ptr [{fr} + 24]",
-            "vmovd {vd}, dword ptr [{fr} + 28]",
-            "2:",
-            vchain_save!(),
-            md5_block!(hybrid_f, hybrid_g, hybrid_h, hybrid_i),
-            "add {a:e}, dword ptr [{fr}]",
-            "add {b:e}, dword ptr [{fr} + 4]",
-            "add {c:e}, dword ptr [{fr} + 8]",
-            "add {d:e}, dword ptr [{fr} + 12]",
-            "mov dword ptr [{fr}], {a:e}",
-            "mov dword ptr [{fr} + 4], {b:e}",
-            "mov dword ptr [{fr} + 8], {c:e}",
-            "mov dword ptr [{fr} + 12], {d:e}",
-            vchain_add!(),
-            "add {p}, qword ptr [{fr} + 32]",
-            "add {q}, qword ptr [{fr} + 32]",
-            "dec qword ptr [{fr} + 40]",
-            "jnz 2b",
-            "vmovd dword ptr [{fr} + 16], {va}",
-            "vmovd dword ptr [{fr} + 20], {vb}",
-            "vmovd dword ptr [{fr} + 24], {vc}",
-            "vmovd dword ptr [{fr} + 28], {vd}",
-            a = inout(reg) *a,
-            b = inout(reg) *b,
-            c = inout(reg) *c,
-            d = inout(reg) *d,
-            p = inout(reg) lanes[0].as_ptr() => _,
-            q = inout(reg) lanes[1].as_ptr() => _,
-            fr = in(reg) frame,
-            t = out(reg) _,
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::portable;
@@ -903,20 +789,6 @@ mod tests {
     fn pair_matches_portable_per_lane() {
         let Some(k) = super::pair_kernel() else {
             eprintln!("x86_64 kernel: this CPU has no BMI1; the two-message kernel was not run");
-            return;
-        };
-        pair_kernel_matches_portable(k);
-    }
-
-    /// The same for the hybrid two-message kernel (one chain in an `xmm` register).
-    #[test]
-    #[cfg_attr(miri, ignore = "inline assembly")]
-    fn hybrid_pair_matches_portable_per_lane() {
-        let Some(k) = super::pair_kernel_avx512() else {
-            eprintln!(
-                "x86_64 kernel: not an Intel CPU with AVX512VL and BMI1; the hybrid \
-                 two-message kernel was not run"
-            );
             return;
         };
         pair_kernel_matches_portable(k);
