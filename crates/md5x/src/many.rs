@@ -23,6 +23,12 @@ use crate::{Backend, Digest};
 /// The most lanes any kernel fills (16-lane AVX-512 times 3 groups).
 pub(crate) const MAX_LANES: usize = 48;
 
+/// The lanes of the job manager's two smaller forms (see [`schedule`]): the kernels of
+/// up to 4 lanes (the two-message kernel, SSE2's one group, AVX-512's `four_lanes`),
+/// and those up to one 16-lane group.
+const FEW_LANES: usize = 4;
+const SMALL_LANES: usize = 16;
+
 /// MD5 of every input, in input order, on the process's [`Backend::active`] backend.
 ///
 /// Inputs of any and uneven lengths are hashed side by side in the vector lanes of
@@ -285,11 +291,9 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
         inputs.len()
     );
     backend.assert_supported();
-    match backend.lane_kernel() {
-        Some(k) => {
-            let k = shape_for(backend, inputs.len()).unwrap_or(k);
-            schedule(&k, backend, Some(backend), inputs, out)
-        }
+    // (`shape_for` finds a kernel wherever the backend has lanes.)
+    match shape_for(backend, inputs.len()) {
+        Some(k) => schedule(&k, backend, Some(backend), inputs, out),
         None => scalar_all(backend, inputs, out),
     }
 }
@@ -359,19 +363,26 @@ pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
 
 /// [`shape_for`]'s choice among the backend's own kernels, given their relative
 /// speeds, with its estimated time (lane-slots over speed, in arbitrary units).
+/// Only the winner's kernel is looked up (each look-up checks the CPU, and `hash_many`
+/// chooses once a job): the estimate needs only the lanes, `G` times one group's.
 pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<(u64, LaneKernel)> {
-    let mut best: Option<(u64, LaneKernel)> = None;
+    let one = backend.lane_kernel_groups(1)?;
+    let mut best: Option<(u64, usize)> = None;
     for g in 1..=3 {
-        let Some(k) = backend.lane_kernel_groups(g) else {
-            continue;
-        };
-        let slots = n.div_ceil(k.lanes).max(1) as u64 * k.lanes as u64;
+        let lanes = one.lanes * g;
+        let slots = n.div_ceil(lanes).max(1) as u64 * lanes as u64;
         let cost = slots * 1000 / u64::from(speed[g - 1].max(1));
         if best.is_none_or(|(c, _)| cost < c) {
-            best = Some((cost, k));
+            best = Some((cost, g));
         }
     }
-    best
+    let (cost, g) = best?;
+    let k = match g {
+        1 => one,
+        _ => backend.lane_kernel_groups(g)?,
+    };
+    debug_assert_eq!(k.lanes, one.lanes * g);
+    Some((cost, k))
 }
 
 /// Benchmark hooks ([`hash_many_into_with`] with a chosen group count and cut-over), and
@@ -727,22 +738,23 @@ fn pad_into(buf: &mut [u8; 128], tail: &[u8], total_len: u64) -> usize {
 /// The scheduler's lanes, one array per field, so that the loop run between two kernel
 /// calls touches little: with uneven lengths a message (or its phase) ends at almost
 /// every call, and the calls are then short (one or two blocks).
-struct Sched<'a> {
+/// `N` is its capacity in lanes.
+struct Sched<'a, const N: usize> {
     /// The message each lane holds, or [`IDLE`].
-    job: [usize; MAX_LANES],
+    job: [usize; N],
     /// Its whole blocks (the message itself; empty once in the padded tail).
-    body: [&'a [u8]; MAX_LANES],
+    body: [&'a [u8]; N],
     /// In the padded tail, read from the lane's `pad` buffer.
-    in_pad: [bool; MAX_LANES],
+    in_pad: [bool; N],
     /// Blocks read so far in the current phase.
-    pos: [usize; MAX_LANES],
+    pos: [usize; N],
     /// Blocks left in the current phase; `usize::MAX` in an idle lane, so that it never
     /// bounds a run.
-    left: [usize; MAX_LANES],
-    pad: [[u8; 128]; MAX_LANES],
+    left: [usize; N],
+    pad: [[u8; 128]; N],
 }
 
-impl<'a> Sched<'a> {
+impl<'a, const N: usize> Sched<'a, N> {
     /// Start `data` (message `job`) in lane `l`, whose state the caller resets.
     #[inline]
     fn begin(&mut self, l: usize, job: usize, data: &'a [u8]) {
@@ -775,14 +787,15 @@ impl<'a> Sched<'a> {
     /// than `from`, at least as many as are live), their state from `from`'s layout to
     /// `to`'s; the lanes after them go idle.
     fn compact(&mut self, from: &LaneKernel, to: &LaneKernel, state: &mut [u32]) {
-        let mut old = [0u32; 4 * MAX_LANES];
+        let mut old = [[0u32; 4]; N];
+        let old = old.as_flattened_mut();
         old[..4 * from.lanes].copy_from_slice(&state[..4 * from.lanes]);
         let mut j = 0;
         for l in 0..from.lanes {
             if self.job[l] == IDLE {
                 continue;
             }
-            to.set_lane(state, j, &from.get_lane(&old, l));
+            to.set_lane(state, j, &from.get_lane(old, l));
             // (j <= l: nothing live is overwritten before it moves.)
             self.job[j] = self.job[l];
             self.body[j] = self.body[l];
@@ -930,9 +943,38 @@ impl Order {
 /// inputs: it starts messages longest first within windows ([`Order`]), and once no
 /// message is waiting and lanes have gone idle, the live messages move to the
 /// narrower kernel of that backend that [`shape_for`] picks for their number, where
-/// there is one. Without it, messages run in input order on `k` alone (to measure a
-/// kernel shape).
+/// there is one; `k` is then `shape_for`'s kernel for `inputs.len()` messages, so the
+/// choice is made again only when the number of live messages changes (each choice
+/// costs a few hundred instructions, which a job of a few short messages would feel).
+/// Without it, messages run in input order on `k` alone (to measure a kernel shape).
+///
+/// Its lane arrays (a 128-byte padding buffer a lane among them) are initialized on
+/// every call, which short jobs feel, so it comes in three sizes: up to
+/// [`FEW_LANES`] lanes (0.7 KiB), up to [`SMALL_LANES`] (all but AVX2's 3 groups and
+/// AVX-512's 2 and 3; 2.9 KiB), and [`MAX_LANES`] (8.7 KiB). Timed in one process on
+/// an Emerald Rapids guest (2026-11-28, a temporary test, 12 rounds, medians,
+/// cycles/byte), each size against the largest: five 64-byte messages (16 lanes) 3.66
+/// against 4.67 and 5.37 against 6.67 in two runs, sixteen 2.29 against 2.72, three
+/// (4 lanes) 5.27 against 7.88, two 7.20 against 11.13, five of 1 KiB 1.38 against
+/// 1.43.
 pub(crate) fn schedule<T: AsRef<[u8]>>(
+    k: &LaneKernel,
+    scalar: Backend,
+    adapt: Option<Backend>,
+    inputs: &[T],
+    out: &mut [Digest],
+) {
+    if k.lanes <= FEW_LANES {
+        schedule_in::<T, FEW_LANES>(k, scalar, adapt, inputs, out)
+    } else if k.lanes <= SMALL_LANES {
+        schedule_in::<T, SMALL_LANES>(k, scalar, adapt, inputs, out)
+    } else {
+        schedule_in::<T, MAX_LANES>(k, scalar, adapt, inputs, out)
+    }
+}
+
+/// [`schedule`] with room for `N` lanes.
+fn schedule_in<T: AsRef<[u8]>, const N: usize>(
     k: &LaneKernel,
     scalar: Backend,
     adapt: Option<Backend>,
@@ -942,19 +984,19 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
     let n = inputs.len();
     let mut k = *k;
     let mut lanes = k.lanes;
-    assert!(lanes <= MAX_LANES);
+    assert!(lanes <= N);
     if n < k.min_live.max(1) {
         return scalar_all(scalar, inputs, out);
     }
-    let mut state_buf = [0u32; 4 * MAX_LANES];
-    let state = &mut state_buf[..];
-    let mut s = Sched {
-        job: [IDLE; MAX_LANES],
-        body: [&[]; MAX_LANES],
-        in_pad: [false; MAX_LANES],
-        pos: [0; MAX_LANES],
-        left: [usize::MAX; MAX_LANES],
-        pad: [[0; 128]; MAX_LANES],
+    let mut state_buf = [[0u32; 4]; N];
+    let state = state_buf.as_flattened_mut();
+    let mut s = Sched::<N> {
+        job: [IDLE; N],
+        body: [&[]; N],
+        in_pad: [false; N],
+        pos: [0; N],
+        left: [usize::MAX; N],
+        pad: [[0; 128]; N],
     };
     // Messages in the order they run (`next` counts them); ordering only pays when
     // lanes are refilled.
@@ -981,6 +1023,8 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
         live += 1;
     }
 
+    // The live count `k` was chosen for (see the docs above).
+    let mut shaped = live;
     let mut nblocks = s.left[..lanes].iter().fold(usize::MAX, |m, &x| m.min(x));
     while live > 0 {
         if live < k.min_live && next == n {
@@ -1008,7 +1052,8 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
             return;
         }
 
-        if next == n && live < lanes {
+        if next == n && live < lanes && live != shaped {
+            shaped = live;
             if let Some(k2) = adapt
                 .and_then(|b| shape_for(b, live))
                 .filter(|k2| k2.lanes < lanes)
@@ -1021,7 +1066,7 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
             }
         }
 
-        let mut ptrs: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
+        let mut ptrs: [&[u8]; N] = [&[]; N];
         for (l, p) in ptrs[..lanes].iter_mut().enumerate() {
             *p = s.source(l);
         }
