@@ -105,41 +105,15 @@ mod imp {
     }
 
     pub(super) fn four_lanes() -> Option<LaneKernel> {
-        super::super::x86_64::prefer_avx512().then_some(LaneKernel {
+        if !super::super::x86_64::prefer_avx512() {
+            return None;
+        }
+        Some(LaneKernel {
             lanes: 4,
             width: 4,
-            strided: strided_vl::<1, BY_LENGTH>,
+            strided: super::super::sse2::vl_entry(),
             min_live: 2,
         })
-    }
-
-    /// Safe entry to SSE2's hand-scheduled kernel with AVX-512VL's steps (see
-    /// [`super::four_lanes`]) and `G` groups of 4 lanes (1 to 3; the backend runs 1):
-    /// checks AVX512F and AVX512VL and the arguments, then runs it, prefetching (as
-    /// SSE2's kernel does on Intel's cores; `RUN`: which loop, see `kernels::run`).
-    pub(super) fn strided_vl<const G: usize, const RUN: u8>(
-        state: &mut [u32],
-        lanes: &[&[u8]],
-        nblocks: usize,
-        stride: usize,
-    ) {
-        const { assert!(G >= 1 && G <= 3) };
-        assert!(
-            super::super::x86_64::has_avx512(),
-            "AVX512F and AVX512VL not available"
-        );
-        let ptrs = lanes::checked_pointers::<12>(state, lanes, 4 * G, nblocks, stride);
-        // SAFETY: the CPU has AVX512F and AVX512VL, `G` is 1 to 3, `state` is `16 * G`
-        // words, and the `4 * G` lanes each hold at least `(nblocks - 1) * stride + 64`
-        // bytes (all checked above).
-        unsafe {
-            super::super::sse2_asm::compress::<G, true, RUN, true>(
-                state,
-                &ptrs[..4 * G],
-                nblocks,
-                stride,
-            )
-        }
     }
 
     fn lane_kernel(groups: usize, strided: StridedFn) -> Option<LaneKernel> {
@@ -330,7 +304,7 @@ mod imp {
             check_upper_halves_clean, check_variants,
         };
         use super::super::super::run::{BY_LENGTH, DIRECT, PIPED, STAGED};
-        use super::{strided, strided_asm, strided_vl};
+        use super::{strided, strided_asm};
 
         #[test]
         fn avx512_lanes_match_scalar() {
@@ -354,39 +328,6 @@ mod imp {
                 ];
                 check_variants(&variants, 16, g, 200);
             }
-        }
-
-        /// The 4-lane kernel with AVX-512VL's steps (`four_lanes`), wherever the CPU has
-        /// AVX512F and AVX512VL (Intel's or not): every loop and group count, as SSE2's
-        /// own kernel is tested.
-        #[test]
-        fn vl_lanes_match_scalar() {
-            if !super::super::super::x86_64::has_avx512() {
-                eprintln!("AVX512VL not available: the 4-lane AVX-512VL kernel not tested");
-                return;
-            }
-            match super::four_lanes() {
-                Some(k) => check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 90),
-                None => eprintln!("not Intel's: the AVX-512 backend does not run four_lanes"),
-            }
-            for g in 1..=3 {
-                let variants = [
-                    by_groups!(g, strided_vl, BY_LENGTH).unwrap(),
-                    by_groups!(g, strided_vl, DIRECT).unwrap(),
-                    by_groups!(g, strided_vl, PIPED).unwrap(),
-                ];
-                check_strided(variants[0], 4, 4 * g, 3, 95 + g as u64);
-                check_variants(&variants, 4, g, 400);
-                for v in variants {
-                    check_no_overread(v, 4, g);
-                }
-            }
-            check_upper_halves_clean(
-                &[1, 2, 3].map(|g| by_groups!(g, strided_vl, DIRECT).unwrap()),
-                4,
-            );
-            check_refuses_bad_arguments(strided_vl::<3, DIRECT>, 4);
-            check_refuses_bad_arguments(strided_vl::<3, PIPED>, 4);
         }
 
         #[test]

@@ -40,6 +40,14 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
 
+/// The hand-scheduled kernel with AVX-512VL's steps (`sse2_asm.rs`), one group of 4
+/// lanes: the entry of `avx512::four_lanes`, which decides where it runs. It panics
+/// where the CPU lacks AVX512F or AVX512VL.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) fn vl_entry() -> super::lanes::StridedFn {
+    imp::vl_entry()
+}
+
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod imp {
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
@@ -94,13 +102,43 @@ mod imp {
         nblocks: usize,
         stride: usize,
     ) {
+        entry::<G, PREFETCH, RUN, false>(state, lanes, nblocks, stride)
+    }
+
+    /// The same kernel with AVX-512VL's steps (see [`super::vl_entry`]), prefetching as
+    /// on Intel's cores.
+    pub(super) fn strided_vl<const G: usize, const RUN: u8>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
+        entry::<G, true, RUN, true>(state, lanes, nblocks, stride)
+    }
+
+    pub(super) fn vl_entry() -> StridedFn {
+        strided_vl::<1, BY_LENGTH>
+    }
+
+    /// Both entries: checks the arguments and, for AVX-512VL's steps (`VL`), AVX512F
+    /// and AVX512VL, then runs the kernel.
+    fn entry<const G: usize, const PREFETCH: bool, const RUN: u8, const VL: bool>(
+        state: &mut [u32],
+        lanes: &[&[u8]],
+        nblocks: usize,
+        stride: usize,
+    ) {
         const { assert!(G >= 1 && G <= 3) };
+        assert!(
+            !VL || super::super::x86_64::has_avx512(),
+            "AVX512F and AVX512VL not available"
+        );
         let ptrs = lanes::checked_pointers::<12>(state, lanes, 4 * G, nblocks, stride);
         // SAFETY: `G` is 1 to 3, `state` is `16 * G` words, and the `4 * G` lanes each
         // hold at least `(nblocks - 1) * stride + 64` bytes (all checked above); SSE2 is
-        // part of x86-64.
+        // part of x86-64, and with `VL` the CPU has AVX512F and AVX512VL (asserted above).
         unsafe {
-            super::super::sse2_asm::compress::<G, PREFETCH, RUN, false>(
+            super::super::sse2_asm::compress::<G, PREFETCH, RUN, VL>(
                 state,
                 &ptrs[..4 * G],
                 nblocks,
@@ -211,11 +249,11 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_no_overread, check_refuses_bad_arguments, check_strided, check_variants,
-            prefetch_run_variants,
+            check, check_no_overread, check_refuses_bad_arguments, check_strided,
+            check_upper_halves_clean, check_variants, prefetch_run_variants,
         };
-        use super::super::super::run::{DIRECT, PIPED};
-        use super::{strided, strided_asm};
+        use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
+        use super::{strided, strided_asm, strided_vl};
 
         #[test]
         fn sse2_lanes_match_scalar() {
@@ -253,6 +291,35 @@ mod imp {
         fn asm_kernel_checks_its_arguments() {
             check_refuses_bad_arguments(strided_asm::<3, false, DIRECT>, 4);
             check_refuses_bad_arguments(strided_asm::<3, false, PIPED>, 4);
+        }
+
+        /// The kernel with AVX-512VL's steps (`avx512::four_lanes` runs it on Intel's
+        /// cores), wherever the CPU has AVX512F and AVX512VL: every loop and group
+        /// count, as the SSE2 steps are tested above.
+        #[test]
+        fn vl_steps_match_scalar() {
+            if !super::super::super::x86_64::has_avx512() {
+                eprintln!("AVX512VL not available: SSE2's kernel with AVX-512VL steps not tested");
+                return;
+            }
+            let k = super::lane_kernel(1, super::vl_entry());
+            check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 90);
+            for g in 1..=3 {
+                let variants = [
+                    by_groups!(g, strided_vl, BY_LENGTH).unwrap(),
+                    by_groups!(g, strided_vl, DIRECT).unwrap(),
+                    by_groups!(g, strided_vl, PIPED).unwrap(),
+                ];
+                check_strided(variants[0], 4, 4 * g, 3, 95 + g as u64);
+                check_variants(&variants, 4, g, 400);
+                for v in variants {
+                    check_no_overread(v, 4, g);
+                }
+            }
+            let direct = [1, 2, 3].map(|g| by_groups!(g, strided_vl, DIRECT).unwrap());
+            check_upper_halves_clean(&direct, 4);
+            check_refuses_bad_arguments(strided_vl::<3, DIRECT>, 4);
+            check_refuses_bad_arguments(strided_vl::<3, PIPED>, 4);
         }
     }
 }
