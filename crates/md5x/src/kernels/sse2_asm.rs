@@ -20,13 +20,15 @@
 //! memory operands, 16-byte aligned as SSE2 requires.
 //!
 //! With `VL` (`compress`'s last parameter), the steps are AVX-512VL's instead, on the
-//! same registers and rows, as `avx512_asm.rs` writes them for 16 lanes: `a += m;
-//! a += K; t = b; t = f(t, c, d)` (one `vpternlogd`)`; a += t` (`-=` for `!I`)`; vprold
-//! a; a += b`, four operations on a step's path. That is the AVX-512 backend's kernel
-//! for two to four messages on Intel's cores (`avx512::four_lanes`); the loads, the
-//! transposition and the loops stay SSE2's. (Legacy SSE and EVEX instructions mix
-//! without a penalty here: EVEX writes to `xmm` registers clear their upper bits, so
-//! the upper state stays clean.)
+//! same registers and rows, as `avx512_asm.rs` writes them for 16 lanes:
+//!
+//! - `a += m; a += K; t = b; t = f(t, c, d); a += t; vprold a; a += b`
+//!
+//! where `f` is one `vpternlogd` (for I, `!I`, subtracted): four operations on a
+//! step's path. That is the AVX-512 backend's kernel for two to four messages on
+//! Intel's cores (`avx512::four_lanes`); the loads, the transposition and the loops
+//! stay SSE2's. (Legacy SSE and EVEX instructions mix without a penalty here: EVEX
+//! writes to `xmm` registers clear their upper bits, so the upper state stays clean.)
 //!
 //! Each block's rows come from a 4x4 transposition per 16-byte quarter and group
 //! (four loads, eight unpacks), read from the lanes (a **direct** run, shorter than
