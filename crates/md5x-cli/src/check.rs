@@ -340,6 +340,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
                     // (Opened again: the read ahead keeps its own position.)
                     if let Ok(again) = engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
                         p.add_list(listed_files(again, o.algo, o.base64));
+                        p.spawn();
                         count_chunks = false;
                     }
                 }
@@ -552,6 +553,7 @@ fn verify_lines(
     let cfg = ctx.cfg.clone();
     if let (Some(p), true) = (&cfg.progress, count) {
         engine::count_for_progress(p, &inputs);
+        p.spawn();
     }
     let mut line = Vec::new();
     {

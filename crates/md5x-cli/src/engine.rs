@@ -89,9 +89,9 @@ pub struct Job {
     pub mode: Mode,
 }
 
-/// Count `inputs` in the progress line's totals: standard input (`-`) as streams, first
-/// (adding paths starts the drawing thread, whose first line would miss them), then the
-/// files, in order, which that thread stats.
+/// Count `inputs` in the progress line's totals: standard input (`-`) as streams, then
+/// the files, in order, which the drawing thread stats (the caller starts it, once
+/// every source is added: `Progress::spawn`).
 pub fn count_for_progress(p: &Arc<Progress>, inputs: &[Option<Job>]) {
     p.add_streams(inputs.iter().filter(|j| is_stdin(j)).count() as u64);
     let path = |j: &Option<Job>| match j {

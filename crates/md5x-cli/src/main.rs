@@ -838,7 +838,8 @@ fn hash_mode(
     if let Some(p) = progress {
         // The totals: standard input and the named files at once, a walk's files as
         // the line's thread walks the tree ahead (as check mode reads a list ahead).
-        // (Streams before paths: `engine::count_for_progress`.)
+        // The thread starts once all are added, so that its lines never take the named
+        // files for the whole while a walk is still to come.
         let named: Vec<Option<Job>> = operands
             .iter()
             .zip(&walked)

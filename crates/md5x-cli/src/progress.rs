@@ -73,8 +73,7 @@ impl Progress {
         self.files_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Add files to the totals; their sizes are summed on the drawing thread, which this
-    /// starts if it has not started.
+    /// Add files to the totals; their sizes are summed on the drawing thread.
     pub fn add_paths(self: &Arc<Self>, paths: Vec<PathBuf>) {
         if !paths.is_empty() {
             self.total_files
@@ -104,7 +103,6 @@ impl Progress {
         let held = self.done.lock().unwrap_or_else(|e| e.into_inner());
         self.wake.notify_all();
         drop(held);
-        self.spawn();
     }
 
     /// Take up to `n` files from the first source and add their sizes. Whether there
@@ -152,9 +150,11 @@ impl Progress {
 
     /// Start drawing: after the delay, every 200 ms, until [`Progress::finish`],
     /// learning between draws the files that [`Progress::add_paths`] and
-    /// [`Progress::add_list`] give. The first of those calls starts it, so that the
-    /// first line drawn has totals; later calls do nothing. Where no thread can be
-    /// started (a process limit), the work goes on without the line.
+    /// [`Progress::add_list`] give. Called once the sources known at the start are all
+    /// added, so that no line drawn takes some of them for the whole (a line drawn
+    /// between a named file and a walk still to be added read "0/1 files" as final);
+    /// later calls do nothing. Where no thread can be started (a process limit), the
+    /// work goes on without the line.
     pub fn spawn(self: &Arc<Self>) {
         if self.started.swap(true, Ordering::Relaxed) {
             return;
