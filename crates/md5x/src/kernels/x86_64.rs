@@ -359,90 +359,38 @@ const fn d_first(imm: i32) -> i32 {
     out
 }
 
-/// The `xmm` register operand for the state word `a`, `b`, `c` or `d` of the chain in
-/// lane 0 of `xmm` registers (the AVX-512 variant's).
-#[rustfmt::skip]
-macro_rules! vtwin {
-    (a) => { "va" }; (b) => { "vb" }; (c) => { "vc" }; (d) => { "vd" };
-}
-
-/// An `xmm` chain's block start: its state saved in `va0..vd0` for the final additions.
-macro_rules! vchain_save {
-    () => {
-        "vmovdqa {va0}, {va}\nvmovdqa {vb0}, {vb}\nvmovdqa {vc0}, {vc}\nvmovdqa {vd0}, {vd}\n"
-    };
-}
-
-/// An `xmm` chain's block end: the saved state added, and `{k}` back at `K`'s start.
-macro_rules! vchain_add {
-    () => {
-        concat!(
-            "vpaddd {va}, {va}, {va0}\nvpaddd {vb}, {vb}, {vb0}\n",
-            "vpaddd {vc}, {vc}, {vc0}\nvpaddd {vd}, {vd}, {vd0}\n",
-            "sub {k}, 256\n",
-        )
-    };
-}
-
-/// `asm!` with the operands an `xmm` chain's steps (`vstep!`) use, after the given
-/// template and operands (which end with a comma), then `options$opts`: `{k}` (walks
-/// `K`), the round functions' truth tables for `vpternlogd` with `d` first, the state
-/// `va..vd`, the temporary `vt` and the saved state `va0..vd0`.
-macro_rules! xmm_chain_asm {
-    ($opts:tt; $($arg:tt)*) => {
-        core::arch::asm!(
-            $($arg)*
-            k = inout(reg) super::K.as_ptr() => _,
-            tf = const d_first(super::lanes::TERNLOG_F),
-            tg = const d_first(super::lanes::TERNLOG_G),
-            th = const d_first(super::lanes::TERNLOG_H),
-            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
-            va = out(xmm_reg) _,
-            vb = out(xmm_reg) _,
-            vc = out(xmm_reg) _,
-            vd = out(xmm_reg) _,
-            vt = out(xmm_reg) _,
-            va0 = out(xmm_reg) _,
-            vb0 = out(xmm_reg) _,
-            vc0 = out(xmm_reg) _,
-            vd0 = out(xmm_reg) _,
-            options$opts,
-        )
-    };
-}
-
-/// One step of the AVX-512 variant in lane 0 of `xmm` registers (`$w` maps the roles
-/// `$a..$d` to register operand names, `$p` names the message pointer): `a + m + K`
-/// as soon as `a` is ready (the constant from `{k}`, which walks `kernels::K` a word a
+/// One step of the AVX-512 variant in lane 0 of `xmm` registers, the state word `$a`
+/// in the operand `{va}` and so on: `a + m + K` as soon as `a` is ready (the word of
+/// the block at `{p}`, and the constant from `{k}`, which walks `kernels::K` a word a
 /// step), then on the critical path one `vpternlogd` for the round's function
 /// (`$imm`: `"{tf}"` to `"{ti}"`, into the temporary `{vt}`), ADD, `vprold`, ADD: 4
 /// operations of one cycle each where the general registers need 4 or 5.
 #[rustfmt::skip]
 macro_rules! vstep {
-    ($w:ident, $p:literal, $imm:literal, $a:ident, $b:ident, $c:ident, $d:ident, $m:literal, $k:literal, $s:literal) => {
+    ($imm:literal, $a:ident, $b:ident, $c:ident, $d:ident, $m:literal, $k:literal, $s:literal) => {
         concat!(
-            "vpaddd {", $w!($a), "}, {", $w!($a), "}, dword ptr [{", $p, "} + 4*", $m, "]{{1to4}}\n",
-            "vpaddd {", $w!($a), "}, {", $w!($a), "}, dword ptr [{k}]{{1to4}}\n",
+            "vpaddd {v", stringify!($a), "}, {v", stringify!($a), "}, dword ptr [{p} + 4*", $m, "]{{1to4}}\n",
+            "vpaddd {v", stringify!($a), "}, {v", stringify!($a), "}, dword ptr [{k}]{{1to4}}\n",
             "add {k}, 4\n",
-            "vmovdqa {vt}, {", $w!($d), "}\n",
-            "vpternlogd {vt}, {", $w!($b), "}, {", $w!($c), "}, ", $imm, "\n",
-            "vpaddd {", $w!($a), "}, {", $w!($a), "}, {vt}\n",
-            "vprold {", $w!($a), "}, {", $w!($a), "}, ", $s, "\n",
-            "vpaddd {", $w!($a), "}, {", $w!($a), "}, {", $w!($b), "}\n",
+            "vmovdqa {vt}, {v", stringify!($d), "}\n",
+            "vpternlogd {vt}, {v", stringify!($b), "}, {v", stringify!($c), "}, ", $imm, "\n",
+            "vpaddd {v", stringify!($a), "}, {v", stringify!($a), "}, {vt}\n",
+            "vprold {v", stringify!($a), "}, {v", stringify!($a), "}, ", $s, "\n",
+            "vpaddd {v", stringify!($a), "}, {v", stringify!($a), "}, {v", stringify!($b), "}\n",
         )
     };
 }
 macro_rules! vstep_f {
-    ($($x:tt)*) => { vstep!(vtwin, "p", "{tf}", $($x)*) };
+    ($($x:tt)*) => { vstep!("{tf}", $($x)*) };
 }
 macro_rules! vstep_g {
-    ($($x:tt)*) => { vstep!(vtwin, "p", "{tg}", $($x)*) };
+    ($($x:tt)*) => { vstep!("{tg}", $($x)*) };
 }
 macro_rules! vstep_h {
-    ($($x:tt)*) => { vstep!(vtwin, "p", "{th}", $($x)*) };
+    ($($x:tt)*) => { vstep!("{th}", $($x)*) };
 }
 macro_rules! vstep_i {
-    ($($x:tt)*) => { vstep!(vtwin, "p", "{ti}", $($x)*) };
+    ($($x:tt)*) => { vstep!("{ti}", $($x)*) };
 }
 
 /// The variant in lane 0 of AVX-512's `xmm` registers: `vpternlogd` gives each round's
@@ -463,18 +411,26 @@ fn compress_avx512(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     // no alignment) and advances `p` by 64 until it reaches `end`; `p` starts at the
     // first block and `end - p` is a non-zero multiple of 64, so every load is inside
     // `blocks`. `{k}` walks `K`'s 64 words once a block and steps back. The assembly
-    // writes no memory, uses no stack, and clobbers only the registers named below and
-    // by `xmm_chain_asm!` (and the flags).
+    // writes no memory, uses no stack, and clobbers only the registers named below (and the
+    // flags).
     unsafe {
-        xmm_chain_asm!((nostack, readonly);
+        core::arch::asm!(
             "vmovd {va}, {ga:e}",
             "vmovd {vb}, {gb:e}",
             "vmovd {vc}, {gc:e}",
             "vmovd {vd}, {gd:e}",
             "2:",
-            vchain_save!(),
+            // The state saved for the block's final additions.
+            "vmovdqa {va0}, {va}",
+            "vmovdqa {vb0}, {vb}",
+            "vmovdqa {vc0}, {vc}",
+            "vmovdqa {vd0}, {vd}",
             md5_block!(vstep_f, vstep_g, vstep_h, vstep_i),
-            vchain_add!(),
+            "vpaddd {va}, {va}, {va0}",
+            "vpaddd {vb}, {vb}, {vb0}",
+            "vpaddd {vc}, {vc}, {vc0}",
+            "vpaddd {vd}, {vd}, {vd0}",
+            "sub {k}, 256",
             "add {p}, 64",
             "cmp {p}, {end}",
             "jne 2b",
@@ -488,6 +444,22 @@ fn compress_avx512(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
             gd = inout(reg) gd,
             p = inout(reg) p => _,
             end = in(reg) end,
+            k = inout(reg) super::K.as_ptr() => _,
+            // The round functions' truth tables, with `d` first.
+            tf = const d_first(super::lanes::TERNLOG_F),
+            tg = const d_first(super::lanes::TERNLOG_G),
+            th = const d_first(super::lanes::TERNLOG_H),
+            ti = const d_first(!super::lanes::TERNLOG_NOT_I & 0xFF),
+            va = out(xmm_reg) _,
+            vb = out(xmm_reg) _,
+            vc = out(xmm_reg) _,
+            vd = out(xmm_reg) _,
+            vt = out(xmm_reg) _,
+            va0 = out(xmm_reg) _,
+            vb0 = out(xmm_reg) _,
+            vc0 = out(xmm_reg) _,
+            vd0 = out(xmm_reg) _,
+            options(nostack, readonly),
         );
     }
     *state = [ga, gb, gc, gd];
