@@ -371,16 +371,32 @@ pub(crate) fn hash_jobs(
 
 /// Compress every job's whole blocks (`data.len()` a multiple of 64) into its state,
 /// side by side in the lanes, refilling lanes as jobs end (the job manager of
-/// `many.rs`, without tails).
+/// `many.rs`, without tails). Its lane arrays are sized as the job manager's are
+/// ([`crate::many::lane_room`]): a call with few blocks pays for initializing them.
 pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8], &mut [u32; 4])]) {
+    match crate::many::lane_room(k.lanes) {
+        crate::many::FEW_LANES => compress_jobs_in::<{ crate::many::FEW_LANES }>(k, scalar, jobs),
+        crate::many::SMALL_LANES => {
+            compress_jobs_in::<{ crate::many::SMALL_LANES }>(k, scalar, jobs)
+        }
+        _ => compress_jobs_in::<MAX_LANES>(k, scalar, jobs),
+    }
+}
+
+/// [`compress_jobs`] with room for `N` lanes.
+fn compress_jobs_in<const N: usize>(
+    k: &LaneKernel,
+    scalar: Backend,
+    jobs: &mut [(&[u8], &mut [u32; 4])],
+) {
     const IDLE: usize = usize::MAX;
     let lanes = k.lanes;
-    assert!(lanes <= MAX_LANES);
+    assert!(lanes <= N);
     let n = jobs.len();
-    let mut state = [0u32; 4 * MAX_LANES];
-    let state = &mut state[..4 * lanes];
-    let mut job = [IDLE; MAX_LANES];
-    let mut pos = [0usize; MAX_LANES];
+    let mut state = [[0u32; 4]; N];
+    let state = &mut state.as_flattened_mut()[..4 * lanes];
+    let mut job = [IDLE; N];
+    let mut pos = [0usize; N];
     let mut next = 0;
     loop {
         let mut live = 0;
@@ -416,7 +432,7 @@ pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8],
             return;
         }
         let src = |l: usize| &jobs[job[l]].0[pos[l] * 64..];
-        let ptrs: [&[u8]; MAX_LANES] = core::array::from_fn(|l| {
+        let ptrs: [&[u8]; N] = core::array::from_fn(|l| {
             if l < lanes && job[l] != IDLE {
                 src(l)
             } else {

@@ -26,8 +26,8 @@ pub(crate) const MAX_LANES: usize = 48;
 /// The lanes of the job manager's two smaller forms (see [`schedule`]): the kernels of
 /// up to 4 lanes (the two-message kernel, SSE2's one group, AVX-512's `four_lanes`),
 /// and those up to one 16-lane group.
-const FEW_LANES: usize = 4;
-const SMALL_LANES: usize = 16;
+pub(crate) const FEW_LANES: usize = 4;
+pub(crate) const SMALL_LANES: usize = 16;
 
 /// MD5 of every input, in input order, on the process's [`Backend::active`] backend.
 ///
@@ -964,12 +964,22 @@ pub(crate) fn schedule<T: AsRef<[u8]>>(
     inputs: &[T],
     out: &mut [Digest],
 ) {
-    if k.lanes <= FEW_LANES {
-        schedule_in::<T, FEW_LANES>(k, scalar, adapt, inputs, out)
-    } else if k.lanes <= SMALL_LANES {
-        schedule_in::<T, SMALL_LANES>(k, scalar, adapt, inputs, out)
+    match lane_room(k.lanes) {
+        FEW_LANES => schedule_in::<T, FEW_LANES>(k, scalar, adapt, inputs, out),
+        SMALL_LANES => schedule_in::<T, SMALL_LANES>(k, scalar, adapt, inputs, out),
+        _ => schedule_in::<T, MAX_LANES>(k, scalar, adapt, inputs, out),
+    }
+}
+
+/// The room for lanes, of the three sizes, that a kernel of `lanes` lanes needs:
+/// [`FEW_LANES`], [`SMALL_LANES`] or [`MAX_LANES`].
+pub(crate) const fn lane_room(lanes: usize) -> usize {
+    if lanes <= FEW_LANES {
+        FEW_LANES
+    } else if lanes <= SMALL_LANES {
+        SMALL_LANES
     } else {
-        schedule_in::<T, MAX_LANES>(k, scalar, adapt, inputs, out)
+        MAX_LANES
     }
 }
 
