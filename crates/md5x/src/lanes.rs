@@ -303,8 +303,10 @@ impl<T> Lanes<T> {
             .collect();
         // The group count for this many jobs, as hash_many and the Server choose it
         // (16 slots on AVX-512's 48 lanes run on one group, not a third of three).
+        // (A kernel for a backend without group counts to choose from, as the unit
+        // tests give portable lanes, runs as given.)
         let kernel = match self.kernel {
-            Some(_) => shape_for(self.backend, jobs.len()),
+            Some(k) => shape_for(self.backend, jobs.len()).or(Some(k)),
             None => None,
         };
         let used_lanes = hash_jobs(kernel.as_ref(), self.backend, &mut jobs);
@@ -477,7 +479,13 @@ mod tests {
         } else {
             &inputs[..]
         };
-        for k in [portable_kernel::<4, 1>(2), portable_kernel::<8, 1>(1)] {
+        // Kernels for each of `compress_jobs`' three sizes (4, 16 and 48 lanes); the
+        // widest costs Miri too much.
+        let mut kernels = vec![portable_kernel::<4, 1>(2), portable_kernel::<8, 1>(1)];
+        if !cfg!(miri) {
+            kernels.push(portable_kernel::<16, 3>(2));
+        }
+        for k in kernels {
             let mut lanes = lanes_with(k);
             let mut slots: Vec<Option<Slot>> =
                 (0..inputs.len()).map(|i| Some(lanes.open(i))).collect();
@@ -505,6 +513,50 @@ mod tests {
                 assert_eq!(d, md5_with(Backend::Portable, &inputs[i]), "input {i}");
             }
             assert_eq!(lanes.pending(), 0);
+        }
+    }
+
+    /// `compress_jobs` in each of its three sizes against the scalar kernel: jobs of
+    /// uneven block counts (none among them), more jobs than lanes, refills.
+    #[test]
+    fn compress_jobs_portable_lanes() {
+        let data: Vec<u8> = (0..64 * 40).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut kernels = vec![portable_kernel::<4, 1>(2), portable_kernel::<8, 2>(1)];
+        if !cfg!(miri) {
+            kernels.push(portable_kernel::<16, 3>(2));
+        }
+        let counts: &[usize] = if cfg!(miri) {
+            &[2, 5]
+        } else {
+            &[2, 3, 5, 17, 49, 60]
+        };
+        for k in &kernels {
+            for &n in counts {
+                let blocks = |i: usize| match cfg!(miri) {
+                    true => [1, 2, 0][i % 3],
+                    false => [1, 3, 0, 2, 40, 1, 7][i % 7] + i % 5,
+                };
+                let start = |i: usize| i % 4 * 64;
+                let slice = |i: usize| {
+                    &data[start(i)..][..(blocks(i) * 64).min(data.len() - start(i)) / 64 * 64]
+                };
+                let init = |i: usize| [i as u32, !(i as u32), 0x1234_5678 ^ i as u32, 7];
+                let mut states: Vec<[u32; 4]> = (0..n).map(init).collect();
+                let mut jobs: Vec<(&[u8], &mut [u32; 4])> = states
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, s)| (slice(i), s))
+                    .collect();
+                assert!(
+                    hash_jobs(Some(k), Backend::Portable, &mut jobs),
+                    "lanes ran"
+                );
+                for (i, got) in states.iter().enumerate() {
+                    let mut want = init(i);
+                    Backend::Portable.compress(&mut want, slice(i).as_chunks::<64>().0);
+                    assert_eq!(*got, want, "{} lanes, {n} jobs, job {i}", k.lanes);
+                }
+            }
         }
     }
 
