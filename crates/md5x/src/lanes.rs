@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::hasher::{state_to_digest, INIT};
 use crate::kernels::lanes::LaneKernel;
-use crate::many::{shape_for, MAX_LANES};
+use crate::many::{lane_room, shape_for, FEW_LANES, MAX_LANES, SMALL_LANES};
 use crate::{Backend, Digest};
 
 /// Incremental multi-lane MD5: open a [`Slot`] per input with your own token, feed it
@@ -374,13 +374,11 @@ pub(crate) fn hash_jobs(
 /// Compress every job's whole blocks (`data.len()` a multiple of 64) into its state,
 /// side by side in the lanes, refilling lanes as jobs end (the job manager of
 /// `many.rs`, without tails). Its lane arrays are sized as the job manager's are
-/// ([`crate::many::lane_room`]): a call with few blocks pays for initializing them.
+/// ([`lane_room`]): a call with few blocks pays for initializing them.
 pub(crate) fn compress_jobs(k: &LaneKernel, scalar: Backend, jobs: &mut [(&[u8], &mut [u32; 4])]) {
-    match crate::many::lane_room(k.lanes) {
-        crate::many::FEW_LANES => compress_jobs_in::<{ crate::many::FEW_LANES }>(k, scalar, jobs),
-        crate::many::SMALL_LANES => {
-            compress_jobs_in::<{ crate::many::SMALL_LANES }>(k, scalar, jobs)
-        }
+    match lane_room(k.lanes) {
+        FEW_LANES => compress_jobs_in::<FEW_LANES>(k, scalar, jobs),
+        SMALL_LANES => compress_jobs_in::<SMALL_LANES>(k, scalar, jobs),
         _ => compress_jobs_in::<MAX_LANES>(k, scalar, jobs),
     }
 }

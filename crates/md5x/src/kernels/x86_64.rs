@@ -411,8 +411,8 @@ fn compress_avx512(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
     // no alignment) and advances `p` by 64 until it reaches `end`; `p` starts at the
     // first block and `end - p` is a non-zero multiple of 64, so every load is inside
     // `blocks`. `{k}` walks `K`'s 64 words once a block and steps back. The assembly
-    // writes no memory, uses no stack, and clobbers only the registers named below (and the
-    // flags).
+    // writes no memory, uses no stack, and clobbers only the registers named below
+    // (and the flags).
     unsafe {
         core::arch::asm!(
             "vmovd {va}, {ga:e}",
