@@ -75,9 +75,13 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
     arm=(cargo test -p md5x --release --target aarch64-unknown-linux-gnu)
-    "${arm[@]}" --lib --test many_lanes --test scalar_kernels --test chains
+    # One test at a time: chains.rs and vectors.rs start python3 for their references,
+    # and qemu-user can deadlock a child forked while another guest thread runs (a CI
+    # run on 2026-11-28 hung for 20 minutes in `md5_par_against_python_reference`, the
+    # child parked on a futex before it could exec python3).
+    "${arm[@]}" --lib --test many_lanes --test scalar_kernels --test chains -- --test-threads=1
     # Everything in vectors.rs but the 4 GiB message, which emulation makes too slow.
-    "${arm[@]}" --test vectors -- --skip more_than_4_gib
+    "${arm[@]}" --test vectors -- --skip more_than_4_gib --test-threads=1
 else
     echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
