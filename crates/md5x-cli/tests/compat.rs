@@ -1110,15 +1110,8 @@ fn one_pipe_named_twice_is_read_in_turn() {
     let tmp = TempDir::new("pipe-twice");
     let dir = &tmp.0;
     // Big enough that two readers side by side would each get part of it.
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let big: Vec<u8> = (0..3_000_000)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let big: Vec<u8> = (0..3_000_000).map(|_| rng.next() as u8).collect();
     fs::write(dir.join("big"), &big).unwrap();
     fs::write(dir.join("small"), b"hello\n").unwrap();
     let want_big = Command::new(&gnu)

@@ -380,17 +380,11 @@ mod tests {
             let n = (0..21).fold(0u128, |n, k| n << 6 | ((i + k) % 64));
             Digest((n << 2 | (i % 4)).to_be_bytes())
         });
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         let (repeated, random) = if cfg!(miri) { (0, 0) } else { (256, 4096) };
         let digests: Vec<Digest> = built
             .chain((0..repeated).map(|v| Digest([v as u8; 16])))
-            .chain((0..random).map(|_| Digest(core::array::from_fn(|_| next()))))
+            .chain((0..random).map(|_| Digest(core::array::from_fn(|_| next() as u8))))
             .collect();
         for d in digests {
             let e = d.to_base64();

@@ -77,6 +77,8 @@ mod lanes;
 mod many;
 #[cfg(feature = "std")]
 mod streams;
+#[cfg(test)]
+mod test_rng;
 #[cfg(feature = "digest")]
 mod traits;
 

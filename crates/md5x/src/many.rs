@@ -1258,15 +1258,13 @@ mod tests {
         assert_eq!(cut(&[], 2), Vec::<usize>::new());
         // Random sizes: the ends rise to the last input, batches are 1 to `cap`
         // inputs, and only a batch of one input goes past a worker's share.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         for round in 0..if cfg!(miri) { 20 } else { 500 } {
             let n = round % 200;
             let workers = 1 + round % 5;
             let sizes: Vec<u64> = (0..n)
                 .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    let x = next();
                     (x % 4096) << (x % 20)
                 })
                 .collect();

@@ -3,7 +3,7 @@
 //! logic, including its `vpternlogd` round functions, on machines without AVX-512).
 mod common;
 
-use common::{bytes, for_each_backend, reference, Choppy};
+use common::{below, bytes, for_each_backend, reference, Choppy};
 use md5x::{tuning, Backend, Digest, Lanes};
 
 fn zero() -> Digest {
@@ -126,17 +126,11 @@ fn last_messages_ending_in_one_run() {
 #[test]
 fn random_large_unaligned_and_repeated() {
     let data = bytes(3 << 20, 3);
-    let mut s = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut next = below(0x1234_5678_9abc_def0);
     let mut inputs: Vec<&[u8]> = (0..40)
         .map(|_| {
-            let n = (next() % (1 << 20)) as usize;
-            let off = (next() % 4093) as usize;
+            let n = next(1 << 20);
+            let off = next(4093);
             &data[off..off + n]
         })
         .collect();
@@ -191,17 +185,6 @@ fn hash_many_default_backend_and_empty() {
     assert!(md5x::hash_many::<&[u8]>(&[]).is_empty());
     let d = md5x::hash_many(&[b"abc"]);
     assert_eq!(d[0].to_string(), "900150983cd24fb0d6963f7d28e17f72");
-}
-
-/// A seeded xorshift: `below(seed)(m)` draws a number below `m`.
-fn below(seed: u64) -> impl FnMut(u64) -> usize {
-    let mut s = seed | 1;
-    move |m| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s % m) as usize
-    }
 }
 
 /// `update_many` on every backend: rounds of chunks of random sizes (empty, under a
@@ -372,13 +355,7 @@ fn update_many_of_nothing() {
 
 /// Feed inputs in random chunks, interleaved across slots, and check every completion.
 fn lanes_random(b: Backend, inputs: &[Vec<u8>], seed: u64) {
-    let mut s = seed | 1;
-    let mut next = move |m: u64| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s % m
-    };
+    let mut next = below(seed);
     let mut lanes: Lanes<usize> = Lanes::with_backend(b);
     let mut open: Vec<(usize, md5x::Slot, usize)> = Vec::new();
     let mut started = 0;
@@ -393,14 +370,14 @@ fn lanes_random(b: Backend, inputs: &[Vec<u8>], seed: u64) {
             started += 1;
             continue;
         }
-        let k = next(open.len() as u64) as usize;
+        let k = next(open.len() as u64);
         let (i, slot, pos) = &mut open[k];
         let rest = inputs[*i].len() - *pos;
         let n = match next(4) {
-            0 => next(65) as usize,
-            1 => next(9000) as usize,
-            2 => 64 * next(70) as usize,
-            _ => next(70_000) as usize,
+            0 => next(65),
+            1 => next(9000),
+            2 => 64 * next(70),
+            _ => next(70_000),
         }
         .min(rest);
         lanes.feed(slot, &inputs[*i][*pos..*pos + n]);
@@ -413,7 +390,7 @@ fn lanes_random(b: Backend, inputs: &[Vec<u8>], seed: u64) {
             lanes.flush();
         }
         // Read only some of the completions at times: the rest must wait for later.
-        let read = [0, 1, 2, usize::MAX][next(4) as usize];
+        let read = [0, 1, 2, usize::MAX][next(4)];
         for (t, d) in lanes.completions().take(read) {
             assert!(done[t].replace(d).is_none(), "token {t} completed twice");
         }

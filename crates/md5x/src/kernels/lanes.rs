@@ -607,22 +607,13 @@ pub(crate) use by_groups;
 pub(crate) mod tests {
     use super::*;
     use crate::kernels::portable;
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u32 {
-        let mut s = seed | 1;
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u32
-        }
-    }
+    use crate::test_rng::xorshift;
 
     #[test]
     fn ternlog_immediates_match_the_round_functions() {
         let mut next = xorshift(7);
         for _ in 0..if cfg!(miri) { 50 } else { 10_000 } {
-            let (b, c, d) = (next(), next(), next());
+            let (b, c, d) = (next() as u32, next() as u32, next() as u32);
             assert_eq!(ternlog(b, c, d, TERNLOG_F), (b & c) | (!b & d));
             assert_eq!(ternlog(b, c, d, TERNLOG_G), (b & d) | (c & !d));
             assert_eq!(ternlog(b, c, d, TERNLOG_H), b ^ c ^ d);
@@ -640,12 +631,12 @@ pub(crate) mod tests {
         views: &[&[u8]],
         nblocks: usize,
         stride: usize,
-        next: &mut impl FnMut() -> u32,
+        next: &mut impl FnMut() -> u64,
         what: &str,
     ) {
         let lanes = views.len();
         let init: Vec<[u32; 4]> = (0..lanes)
-            .map(|_| [next(), next(), next(), next()])
+            .map(|_| core::array::from_fn(|_| next() as u32))
             .collect();
         let at = |l: usize, w: usize| ((l / width) * 4 + w) * width + l % width;
         let mut state = vec![0u32; 4 * lanes];

@@ -109,14 +109,8 @@ mod tests {
 
     #[test]
     fn algebraic_forms_equal_rfc_definitions() {
-        // A small xorshift stream: deterministic, covers many bit patterns.
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u32
-        };
+        let mut rng = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng() as u32;
         let rounds = if cfg!(miri) { 200 } else { 100_000 };
         for _ in 0..rounds {
             let (x, y, z) = (next(), next(), next());

@@ -674,16 +674,7 @@ fn pair_strided(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usiz
 mod tests {
     use super::super::portable;
 
-    /// xorshift64*: deterministic test data.
-    fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed | 1;
-        move || {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            s.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-    }
+    use crate::test_rng::xorshift as rng;
 
     fn random_blocks(next: &mut impl FnMut() -> u64, n: usize) -> Vec<[u8; 64]> {
         (0..n)

@@ -77,6 +77,23 @@ pub fn bytes(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// One step of xorshift64 (Marsaglia's 13, 7, 17), the tests' seeded stream where
+/// they draw their own numbers: the same on every run, so a failure replays.
+pub fn xorshift_step(mut s: u64) -> u64 {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^ (s << 17)
+}
+
+/// A seeded draw: `below(seed)(m)` is the stream's next number below `m`.
+pub fn below(seed: u64) -> impl FnMut(u64) -> usize {
+    let mut s = seed | 1;
+    move |m| {
+        s = xorshift_step(s);
+        (s % m) as usize
+    }
+}
+
 /// Lowercase hex of bytes.
 pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
@@ -93,9 +110,7 @@ pub struct Choppy<'a> {
 
 impl std::io::Read for Choppy<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
+        self.seed = xorshift_step(self.seed);
         if self.seed.is_multiple_of(7) {
             return Err(std::io::ErrorKind::Interrupted.into());
         }
