@@ -80,32 +80,27 @@ fn md5x<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Out {
     }
 }
 
+#[path = "../../md5x/tests/common/doc_vectors.rs"]
+mod doc_vectors;
+
 /// The vectors of docs/modes.md: (algorithm, length, result).
-const PAR_VECTORS: &[(&str, usize, &str)] = &[
-    ("md5-p4", 0, "90b83c0fe892d7b4c2bdc38deba7a3cb"),
-    ("md5-p4", 1, "e42af369073d2b7521752c4f64b29405"),
-    ("md5-p4", 64, "2c58a4dd09645db101182ab73dcc9319"),
-    ("md5-p4", 257, "b926388abfd9a228c37bee6dc44db185"),
-    ("md5-p4", 100000, "7f79acb57fd784c21c482f111a74819d"),
-    ("md5-p8", 0, "e7dd4330655dc61ec7f53e526532adfa"),
-    ("md5-p8", 65, "3c56d835098a432340f8a36d5e3d485b"),
-    ("md5-p8", 512, "4397987039deae8912fc919910e5e7f1"),
-    ("md5-p8", 100000, "4307127b1572551dbb7645d6de246e9a"),
-    ("md5-p16", 1, "061a219ccb841697e55eb7bcf93fc894"),
-    ("md5-p16", 1024, "abb977c56ecd6b29135b0d85bebf1e80"),
-    ("md5-p16", 1025, "62874bb60150e2edadbdd92daeba1d3c"),
-    ("md5-p16", 100000, "11b233959de382ce218b1dbcb4414abd"),
-];
+fn par_vectors() -> Vec<(String, usize, &'static str)> {
+    doc_vectors::par_vectors()
+        .into_iter()
+        .map(|(k, len, hex)| (format!("md5-p{k}"), len, hex))
+        .collect()
+}
 
 #[test]
 fn par_vectors_through_the_binary() {
     let tmp = TempDir::new("parvec");
     let dir = tmp.path();
-    for &(_, len, _) in PAR_VECTORS {
+    let vectors = par_vectors();
+    for &(_, len, _) in &vectors {
         fs::write(dir.join(format!("v{len}")), pattern(len)).unwrap();
     }
     for jobs in ["-j1", "-j4"] {
-        for &(algo, len, want) in PAR_VECTORS {
+        for (algo, len, want) in vectors.iter().map(|(a, l, w)| (a.as_str(), *l, *w)) {
             let name = format!("v{len}");
             // File operand, any case of the name, and standard input.
             for a in [algo.to_string(), algo.to_ascii_uppercase()] {
@@ -119,7 +114,7 @@ fn par_vectors_through_the_binary() {
         }
     }
     // Many files in one run (workers, batching), in order.
-    let names: Vec<String> = PAR_VECTORS
+    let names: Vec<String> = vectors
         .iter()
         .filter(|v| v.0 == "md5-p4")
         .map(|v| format!("v{}", v.1))
@@ -127,7 +122,7 @@ fn par_vectors_through_the_binary() {
     let mut args = vec!["-j3".to_string(), "-a".into(), "md5-p4".into()];
     args.extend(names.iter().cloned());
     let o = md5x(dir, &args, b"");
-    let want: String = PAR_VECTORS
+    let want: String = vectors
         .iter()
         .filter(|v| v.0 == "md5-p4")
         .map(|v| format!("{}  v{}\n", v.2, v.1))
@@ -139,16 +134,19 @@ fn par_vectors_through_the_binary() {
 fn etag_vectors_through_the_binary() {
     let tmp = TempDir::new("etagvec");
     let dir = tmp.path();
-    for len in [0, 5242880, 5242881] {
+    // docs/modes.md's vectors with 5 MiB parts (its 8 MiB one, 17 MiB long, is
+    // checked with the defaults below).
+    let cases: Vec<(usize, &str)> = doc_vectors::etag_vectors()
+        .into_iter()
+        .filter(|v| v.0 == 5 << 20)
+        .map(|(_, len, etag)| (len, etag))
+        .collect();
+    assert_eq!(cases.len(), 3);
+    for &(len, _) in &cases {
         fs::write(dir.join(format!("v{len}")), pattern(len)).unwrap();
     }
     let five = ["--etag", "--part-size", "5MiB", "--threshold", "5MiB"];
-    let cases = [
-        (0, "d41d8cd98f00b204e9800998ecf8427e"),
-        (5242880, "f3f302d05b6ffb933797d2454cb05255-1"),
-        (5242881, "9731cdf5aa09e60a812e00ece0a56504-2"),
-    ];
-    for (len, want) in cases {
+    for &(len, want) in &cases {
         let name = format!("v{len}");
         for jobs in ["-j1", "-j2"] {
             let mut args: Vec<&str> = vec![jobs];

@@ -50,6 +50,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use md5x::chains::{self, InvalidChainCount, ParMd5};
 use md5x::{tuning, Backend, Digest, Lanes, Md5, Slot};
 
+#[path = "../tests/common/doc_vectors.rs"]
+mod doc_vectors;
+
 const USAGE: &str = "usage: soak [--seconds N] [--seed S] [--iter I]
   --seconds N  run for N seconds (default 60)
   --seed S     the seed, decimal or 0x-hex (default: from the clock)
@@ -427,22 +430,7 @@ fn self_check() -> Result<(), String> {
     if abc != "900150983cd24fb0d6963f7d28e17f72" || rustcrypto(b"abc").to_string() != abc {
         return Err(format!("MD5(\"abc\") = {abc}"));
     }
-    const VECTORS: [(usize, usize, &str); 13] = [
-        (4, 0, "90b83c0fe892d7b4c2bdc38deba7a3cb"),
-        (4, 1, "e42af369073d2b7521752c4f64b29405"),
-        (4, 64, "2c58a4dd09645db101182ab73dcc9319"),
-        (4, 257, "b926388abfd9a228c37bee6dc44db185"),
-        (4, 100000, "7f79acb57fd784c21c482f111a74819d"),
-        (8, 0, "e7dd4330655dc61ec7f53e526532adfa"),
-        (8, 65, "3c56d835098a432340f8a36d5e3d485b"),
-        (8, 512, "4397987039deae8912fc919910e5e7f1"),
-        (8, 100000, "4307127b1572551dbb7645d6de246e9a"),
-        (16, 1, "061a219ccb841697e55eb7bcf93fc894"),
-        (16, 1024, "abb977c56ecd6b29135b0d85bebf1e80"),
-        (16, 1025, "62874bb60150e2edadbdd92daeba1d3c"),
-        (16, 100000, "11b233959de382ce218b1dbcb4414abd"),
-    ];
-    for (k, len, hex) in VECTORS {
+    for (k, len, hex) in doc_vectors::par_vectors() {
         let msg: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
         let got = md5_par_ref(&msg, k).to_string();
         if got != hex {

@@ -6,6 +6,8 @@
 //! run never hides an untested kernel.
 #![allow(dead_code)]
 
+pub mod doc_vectors;
+
 use md5x::Backend;
 use std::io::Write;
 use std::sync::Once;
