@@ -2,9 +2,10 @@
 //! the bytes of their names, so the output is the same on every run and machine.
 //!
 //! Symbolic links met in the walk are skipped unless `-L` (then a link to a directory
-//! is walked, with loop detection). FIFOs, sockets and devices met in the walk are
-//! skipped (reading a FIFO could block forever), each one reported so that nothing is
-//! left out unsaid. Errors are reported per entry and the walk goes on.
+//! is walked, with loop detection); the caller counts them and says how many. FIFOs,
+//! sockets and devices met in the walk are skipped (reading a FIFO could block
+//! forever), each one reported so that nothing is left out unsaid. Errors are reported
+//! per entry and the walk goes on.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -17,6 +18,8 @@ pub enum Entry {
     Error(Vec<u8>, io::Error),
     /// A FIFO, socket or device: not hashed.
     Special(Vec<u8>),
+    /// A symbolic link, not followed (no `-L`): not hashed.
+    Link,
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -125,7 +128,7 @@ impl Iterator for Walk {
             };
             let (is_dir, is_file, id) = if ft.is_symlink() {
                 if !self.follow {
-                    continue;
+                    return Some(Entry::Link);
                 }
                 match std::fs::metadata(OsStr::from_bytes(&p)) {
                     Ok(m) => (m.is_dir(), m.is_file(), Some((m.dev(), m.ino()))),
