@@ -74,14 +74,25 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
     echo "== cargo test on aarch64 under qemu (NEON)"
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-    arm=(cargo test -p md5x --release --target aarch64-unknown-linux-gnu)
     # One test at a time: chains.rs and vectors.rs start python3 for their references,
     # and qemu-user can deadlock a child forked while another guest thread runs (a CI
     # run on 2026-11-28 hung for 20 minutes in `md5_par_against_python_reference`, the
-    # child parked on a futex before it could exec python3).
-    "${arm[@]}" --lib --test many_lanes --test scalar_kernels --test chains -- --test-threads=1
+    # child parked on a futex before it could exec python3). Should it hang all the
+    # same, each command is stopped after 15 minutes (it takes 1-2, building included)
+    # and run once more, said on the log; a second hang, or any failure, fails the run.
+    arm() {
+        local rc=0
+        timeout -k 30 900 cargo test -p md5x --release --target aarch64-unknown-linux-gnu "$@" || rc=$?
+        if [ "$rc" = 124 ]; then
+            echo "== aarch64: stopped after 15 minutes (a hang under qemu-user); once more"
+            timeout -k 30 900 cargo test -p md5x --release --target aarch64-unknown-linux-gnu "$@"
+        else
+            return "$rc"
+        fi
+    }
+    arm --lib --test many_lanes --test scalar_kernels --test chains -- --test-threads=1
     # Everything in vectors.rs but the 4 GiB message, which emulation makes too slow.
-    "${arm[@]}" --test vectors -- --skip more_than_4_gib --test-threads=1
+    arm --test vectors -- --skip more_than_4_gib --test-threads=1
 else
     echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
