@@ -536,3 +536,53 @@ fn par_hash_many_refuses_an_unsupported_backend_without_work() {
         .unwrap_or("");
     assert!(msg.contains("is not supported by this CPU"), "{msg}");
 }
+
+/// Messages past 4 GiB in the lanes: `hash_many` and `Lanes` keep lengths in 64 bits
+/// (block counts, the padding's bit length). A zeroed allocation is read from the
+/// kernel's zero page, so 4 GiB here costs time, not memory (hence Unix only: Windows
+/// commits it). Two long messages, so that both are still in the lanes when they end
+/// (one alone is handed to the scalar hasher): one off a block's alignment whose tail
+/// needs a second padding block, one whose tail takes its padding in its last block;
+/// short messages end early beside them. On the detected backend only: the job
+/// manager's arithmetic is the same for every lane backend, and each 4 GiB costs
+/// seconds (the scalar backends' streaming hasher has `vectors.rs`' `more_than_4_gib`).
+#[cfg(all(unix, target_pointer_width = "64", not(miri)))]
+#[test]
+fn past_4_gib_in_the_lanes() {
+    let long = (4usize << 30) + 64 + 57;
+    let zeros = vec![0u8; long + 3];
+    let (big, big2) = (&zeros[3..], &zeros[..long - 70]);
+    // The references side by side: md-5 takes seconds a message.
+    let (want, want2) = std::thread::scope(|s| {
+        let other = s.spawn(|| reference(big2));
+        (reference(big), other.join().unwrap())
+    });
+    let small = &zeros[..1000];
+    let want_small = reference(small);
+    let b = Backend::detected();
+    let got = md5x::hash_many_with(b, &[small, big, b"abc", big2, small]);
+    let got: Vec<[u8; 16]> = got.into_iter().map(<[u8; 16]>::from).collect();
+    let abc = reference(b"abc");
+    assert_eq!(
+        got,
+        [want_small, want, abc, want2, want_small],
+        "hash_many on {b}"
+    );
+    // Lanes, fed in pieces of 1 GiB and a few bytes, beside a short slot.
+    let mut lanes: Lanes<u8> = Lanes::with_backend(b);
+    let mut slots = [lanes.open(0), lanes.open(1), lanes.open(2)];
+    lanes.feed(&mut slots[0], small);
+    for (slot, m) in slots[1..].iter_mut().zip([big, big2]) {
+        for piece in m.chunks((1 << 30) + 5) {
+            lanes.feed(slot, piece);
+        }
+    }
+    for slot in slots {
+        lanes.close(slot);
+    }
+    lanes.flush();
+    let mut done: Vec<(u8, Digest)> = lanes.completions().collect();
+    done.sort_by_key(|d| d.0);
+    let done: Vec<[u8; 16]> = done.into_iter().map(|d| d.1.into()).collect();
+    assert_eq!(done, [want_small, want, want2], "Lanes on {b}");
+}
