@@ -81,11 +81,12 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
     # same, each command is stopped after 15 minutes (it takes 1-2, building included)
     # and run once more, said on the log; a second hang, or any failure, fails the run.
     arm() {
-        local rc=0
-        timeout -k 30 900 cargo test -p md5x --release --target aarch64-unknown-linux-gnu "$@" || rc=$?
+        local cmd=(timeout -k 30 900 cargo test -p md5x --release
+            --target aarch64-unknown-linux-gnu "$@") rc=0
+        "${cmd[@]}" || rc=$?
         if [ "$rc" = 124 ]; then
             echo "== aarch64: stopped after 15 minutes (a hang under qemu-user); once more"
-            timeout -k 30 900 cargo test -p md5x --release --target aarch64-unknown-linux-gnu "$@"
+            "${cmd[@]}"
         else
             return "$rc"
         fi

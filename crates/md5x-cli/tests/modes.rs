@@ -83,27 +83,21 @@ fn md5x<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Out {
 #[path = "../../md5x/tests/common/doc_vectors.rs"]
 mod doc_vectors;
 
-/// The vectors of docs/modes.md: (algorithm, length, result).
-fn par_vectors() -> Vec<(String, usize, &'static str)> {
-    doc_vectors::par_vectors()
-        .into_iter()
-        .map(|(k, len, hex)| (format!("md5-p{k}"), len, hex))
-        .collect()
-}
-
 #[test]
 fn par_vectors_through_the_binary() {
     let tmp = TempDir::new("parvec");
     let dir = tmp.path();
-    let vectors = par_vectors();
+    // docs/modes.md's vectors: (K, length, result).
+    let vectors = doc_vectors::par_vectors();
     for &(_, len, _) in &vectors {
         fs::write(dir.join(format!("v{len}")), pattern(len)).unwrap();
     }
     for jobs in ["-j1", "-j4"] {
-        for (algo, len, want) in vectors.iter().map(|(a, l, w)| (a.as_str(), *l, *w)) {
+        for &(k, len, want) in &vectors {
+            let algo = format!("md5-p{k}");
             let name = format!("v{len}");
             // File operand, any case of the name, and standard input.
-            for a in [algo.to_string(), algo.to_ascii_uppercase()] {
+            for a in [algo.clone(), algo.to_ascii_uppercase()] {
                 let o = md5x(dir, &[jobs, "-a", &a, &name], b"");
                 assert_eq!(o.code, Some(0), "{algo} {len}: {}", o.stderr);
                 assert_eq!(o.out(), format!("{want}  {name}\n"), "{algo} {len}");
@@ -116,7 +110,7 @@ fn par_vectors_through_the_binary() {
     // Many files in one run (workers, batching), in order.
     let names: Vec<String> = vectors
         .iter()
-        .filter(|v| v.0 == "md5-p4")
+        .filter(|v| v.0 == 4)
         .map(|v| format!("v{}", v.1))
         .collect();
     let mut args = vec!["-j3".to_string(), "-a".into(), "md5-p4".into()];
@@ -124,7 +118,7 @@ fn par_vectors_through_the_binary() {
     let o = md5x(dir, &args, b"");
     let want: String = vectors
         .iter()
-        .filter(|v| v.0 == "md5-p4")
+        .filter(|v| v.0 == 4)
         .map(|v| format!("{}  v{}\n", v.2, v.1))
         .collect();
     assert_eq!(o.out(), want);

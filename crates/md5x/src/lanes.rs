@@ -305,10 +305,9 @@ impl<T> Lanes<T> {
         // (16 slots on AVX-512's 48 lanes run on one group, not a third of three).
         // (A kernel for a backend without group counts to choose from, as the unit
         // tests give portable lanes, runs as given.)
-        let kernel = match self.kernel {
-            Some(k) => shape_for(self.backend, jobs.len()).or(Some(k)),
-            None => None,
-        };
+        let kernel = self
+            .kernel
+            .map(|k| shape_for(self.backend, jobs.len()).unwrap_or(k));
         let used_lanes = hash_jobs(kernel.as_ref(), self.backend, &mut jobs);
         drop(jobs);
         for (i, e) in self.entries.iter_mut().enumerate() {
