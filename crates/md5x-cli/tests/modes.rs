@@ -1117,6 +1117,91 @@ fn size_and_option_errors() {
     }
 }
 
+/// `--backend` and `MD5X_BACKEND`: a name that is no backend, or one this CPU lacks,
+/// ends the run before anything is hashed, exit 1, with a message that lists what the
+/// CPU has; `--backend` wants an argument and, given, wins over the variable.
+#[test]
+fn backend_choice_errors() {
+    let tmp = TempDir::new("backend-choice");
+    let dir = tmp.path();
+    fs::write(dir.join("a"), b"abc").unwrap();
+    let lacking = if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx2"
+    };
+    let with_env = |var: &str, args: &[&str]| {
+        let o = Command::new(MD5X)
+            .arg0("md5x")
+            .args(args)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .env("MD5X_BACKEND", var)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (o.status.code(), o.stdout, err)
+    };
+    let unknown = "unknown backend 'bogus' (known: portable, x86_64, sse2, avx2, avx512, neon)";
+    let unsupported = format!("backend '{lacking}' is not supported by this CPU");
+    for (name, why) in [("bogus", unknown), (lacking, &unsupported)] {
+        let o = md5x(dir, &["--backend", name, "a"], b"");
+        let (code, out, err) = (o.code, o.stdout, o.stderr);
+        let env = with_env(name, &["a"]);
+        for (from, (code, out, err)) in [("--backend", (code, out, err)), ("MD5X_BACKEND", env)] {
+            assert_eq!((code, &out[..]), (Some(1), &b""[..]), "{from} {name}");
+            let want = format!("md5x: {from}: {why}; this CPU supports: portable, ");
+            assert!(
+                err.starts_with(&want) && err.ends_with('\n'),
+                "{from} {name}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{from} {name}: {err}");
+        }
+    }
+    let o = with_env("bogus", &["--backend", "portable", "a"]);
+    let line = "900150983cd24fb0d6963f7d28e17f72  a\n";
+    assert_eq!(
+        (o.0, &o.1[..], o.2.as_str()),
+        (Some(0), line.as_bytes(), "")
+    );
+    let o = md5x(dir, &["--backend"], b"");
+    assert_eq!(
+        (o.code, o.stderr.as_str()),
+        (
+            Some(1),
+            "md5x: option '--backend' requires an argument\n\
+             Try 'md5x --help' for more information.\n"
+        )
+    );
+}
+
+/// Of `--progress` and `--no-progress` the last wins; `--no-mmap` is accepted (md5x
+/// always reads) and changes nothing. A sparse file of 256 MiB keeps the line up long
+/// enough to be drawn where it is on.
+#[test]
+fn progress_switches_and_no_mmap() {
+    let tmp = TempDir::new("progress-switches");
+    let dir = tmp.path();
+    let f = fs::File::create(dir.join("zeros")).unwrap();
+    f.set_len(256 << 20).unwrap();
+    let want = format!("{}  zeros\n", md5_hex(&vec![0; 256 << 20]));
+    for (args, drawn) in [
+        (&["--progress", "--no-progress"][..], false),
+        (&["--no-progress", "--progress"], true),
+        (&["--progress", "--no-mmap"], true),
+        (&["--no-mmap"], false),
+    ] {
+        let o = md5x(dir, &[args, &["zeros"]].concat(), b"");
+        assert_eq!((o.code, o.out()), (Some(0), want.clone()), "{args:?}");
+        assert_eq!(
+            o.stderr.contains("/1 files"),
+            drawn,
+            "{args:?}: {}",
+            o.stderr
+        );
+    }
+}
+
 /// Settings S3 would refuse are an error for the files they concern, never an ETag;
 /// the others are still hashed and the exit status is 1.
 #[test]
