@@ -325,6 +325,7 @@ fn tricky_names() -> Vec<Vec<u8>> {
         b"MD5 (odd)",
         b"multi\\\n\r",
         b"bell\x07",
+        b"bs\x08ff\x0cvt\x0b",
         b"del\x7f",
     ]
     .iter()
