@@ -443,6 +443,7 @@ fn setup(gnu: &Path, dir: &Path) -> (Vec<Vec<u8>>, CheckFiles) {
     );
     add("hash_comment", format!("#{ha}  a\n {ha}  #x\n"));
     add("nul", format!("{ha}  a\0junk\n{ha}\0 a\n"));
+    add("nul_escaped", format!("\\{ha}  a\0b\n\\{ha}  a\n"));
     add(
         "nul_tag",
         format!("MD5 (a) = {ha}\0junk\nMD5 (a) = {ha}\0\r\nMD5 (a) = \0{ha}\n"),
