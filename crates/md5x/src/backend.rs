@@ -433,6 +433,14 @@ mod tests {
         // Debug shows the name as text, not its inline buffer.
         let debug = alloc::format!("{e:?}");
         assert_eq!(debug, r#"BackendError { backend: None, name: "sse9" }"#);
+        // A long name is kept to its first 32 bytes, cut before a character that
+        // would not fit whole.
+        let long = "x".repeat(40);
+        assert_eq!(long.parse::<Backend>().unwrap_err().name(), &long[..32]);
+        let wide = alloc::format!("a{}", "\u{e9}".repeat(20));
+        let e = wide.parse::<Backend>().unwrap_err();
+        assert_eq!(e.name(), &wide[..31]);
+        assert!(e.to_string().contains(&alloc::format!("'{}'", &wide[..31])));
     }
 
     #[test]
