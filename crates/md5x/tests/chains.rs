@@ -238,8 +238,13 @@ fn etag_single_put_over_5_gib_is_an_error() {
     let dir = std::env::temp_dir().join(format!("md5x-put-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big");
-    let f = std::fs::File::create(&big).unwrap();
-    f.set_len(limits::MAX_PUT_SIZE + 1).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(limits::MAX_PUT_SIZE + 1)
+        .unwrap();
+    // (Opened to be read: a file opened to write fails every read, which would hide
+    // a file read for nothing.)
+    let f = std::fs::File::open(&big).unwrap();
     std::fs::write(dir.join("small"), b"abc").unwrap();
     let small = std::fs::File::open(dir.join("small")).unwrap();
     let want = EtagError::PutTooLarge(limits::MAX_PUT_SIZE + 1);
@@ -265,6 +270,42 @@ fn etag_single_put_over_5_gib_is_an_error() {
         msg.contains("single PUT") && msg.contains("5368709120"),
         "{msg}"
     );
+    // (Closed first: Windows removes no open file.)
+    drop((f, small));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// More than 10,000 parts: an error for that file, said before any of it is read, by
+/// `etag_file` and by `etag_files` (beside a file that is hashed all the same). (A
+/// sparse file of 50 GB: nothing is read.)
+#[test]
+fn etag_over_10000_parts_is_an_error() {
+    use md5x::chains::{etag_file, etag_files, limits};
+    let dir = std::env::temp_dir().join(format!("md5x-parts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let part = limits::MIN_PART_SIZE;
+    let most = limits::MAX_PARTS * part;
+    let over = dir.join("over");
+    std::fs::File::create(&over)
+        .unwrap()
+        .set_len(most + 1)
+        .unwrap();
+    let f = std::fs::File::open(&over).unwrap();
+    std::fs::write(dir.join("small"), b"abc").unwrap();
+    let small = std::fs::File::open(dir.join("small")).unwrap();
+    let want = EtagError::TooManyParts {
+        parts: limits::MAX_PARTS + 1,
+        part_size: part,
+    };
+    let is_want = |e: &std::io::Error| {
+        e.kind() == std::io::ErrorKind::InvalidInput
+            && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(&want)
+    };
+    let e = etag_file(&over, part, 8 << 20, 0).unwrap_err();
+    assert!(is_want(&e), "{e}");
+    let got = etag_files(&[&f, &small], part, 8 << 20);
+    assert!(matches!(&got[0], Err(e) if is_want(e)), "{got:?}");
+    assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
     // (Closed first: Windows removes no open file.)
     drop((f, small));
     std::fs::remove_dir_all(&dir).unwrap();
