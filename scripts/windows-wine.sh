@@ -8,8 +8,8 @@
 # crate is the reference of their neighbours. Debian 12's Wine 8 lacks
 # bcryptprimitives.dll, which Rust's std imports: scripts/wine-prng.c stands in for it.
 #
-# Exit status: 0 all passed; 1 a test failed; 2 Wine, MinGW or the Rust target could
-# not be set up here: nothing was run.
+# Exit status: 0 all passed; 1 a test failed, or the run hung and was stopped; 2 Wine,
+# MinGW or the Rust target could not be set up here: nothing was run.
 # Environment (optional): WINE_SKIP_APT=1 does not apt-get install wine64 and MinGW;
 # extra arguments go to `cargo test` (e.g. `--test vectors`).
 set -euo pipefail
@@ -43,4 +43,10 @@ x86_64-w64-mingw32-gcc -shared -O2 -o "$sys32/bcryptprimitives.dll" scripts/wine
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 export MD5X_TEST_NO_PYTHON=1
-cargo test -p md5x --release --target "$TARGET" "$@" || exit 1
+# A hang under Wine (none seen yet) would wait out CI's whole budget: the run is
+# stopped after 20 minutes (it takes 2-4, building included) and fails.
+timeout -k 30 1200 cargo test -p md5x --release --target "$TARGET" "$@" || {
+    rc=$?
+    [ "$rc" != 124 ] || echo "windows-wine.sh: stopped after 20 minutes (a hang under Wine?)" >&2
+    exit 1
+}
