@@ -142,10 +142,13 @@ fn requoted(n: &[u8]) -> bool {
 }
 
 /// Whether a line of the checksum list `l` may name a file that `requoted` holds for
-/// (md5sum drops a line's newline and one carriage return before it).
+/// (md5sum drops a line's newline and one carriage return before it): the name ends
+/// the line, or, in a tag line (`MD5 (NAME) = ...`), comes before a `)`.
 fn requoted_in_list(l: &[u8]) -> bool {
-    l.split(|&c| c == b'\n')
-        .any(|l| requoted(l.strip_suffix(b"\r").unwrap_or(l)))
+    l.split(|&c| c == b'\n').any(|l| {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        requoted(l) || (0..l.len()).any(|i| l[i] == b')' && requoted(&l[..i]))
+    })
 }
 
 /// Whether `c` may run in check mode: `-c`, `--check` or an abbreviation, or a cluster
