@@ -229,86 +229,74 @@ fn etag_limits() {
     assert!(msg.contains("at most 10000 parts"), "{msg}");
 }
 
-/// A single PUT takes at most 5 GiB: a larger file below the threshold has no ETag S3
-/// could have given it (its real one is `hex-N`), so it is an error, said before any
-/// of it is read; 5 GiB itself is not refused. (Sparse files: nothing is read.)
-#[test]
-fn etag_single_put_over_5_gib_is_an_error() {
-    use md5x::chains::{etag_file, etag_files, limits};
-    let dir = std::env::temp_dir().join(format!("md5x-put-{}", std::process::id()));
+/// `etag_file`, and `etag_files` beside a small file (which is hashed all the same),
+/// refuse a sparse file of `size` bytes with `want` at `part_size` and each of
+/// `thresholds`, said before any of it is read (a file that is read through to its
+/// end would take minutes and give an ETag).
+fn refused_unread(tag: &str, size: u64, part_size: u64, thresholds: &[u64], want: &EtagError) {
+    use md5x::chains::{etag_file, etag_files};
+    let dir = std::env::temp_dir().join(format!("md5x-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big");
-    std::fs::File::create(&big)
-        .unwrap()
-        .set_len(limits::MAX_PUT_SIZE + 1)
-        .unwrap();
-    // (Opened to be read: a file opened to write fails every read, which would hide
-    // a file read for nothing.)
-    let f = std::fs::File::open(&big).unwrap();
+    // Opened to write only, for `etag_files`: any read of it fails (EBADF), so a file
+    // read for nothing shows as another error, where a read through would end in the
+    // same one (a single PUT's size is checked again at its end). (`etag_file` opens
+    // the path itself: there only the answer is checked.)
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(size).unwrap();
     std::fs::write(dir.join("small"), b"abc").unwrap();
     let small = std::fs::File::open(dir.join("small")).unwrap();
-    let want = EtagError::PutTooLarge(limits::MAX_PUT_SIZE + 1);
     let is_want = |e: &std::io::Error| {
         e.kind() == std::io::ErrorKind::InvalidInput
-            && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(&want)
+            && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(want)
     };
-    for threshold in [6 << 30, u64::MAX] {
-        let e = etag_file(&big, 8 << 20, threshold, 0).unwrap_err();
+    for &threshold in thresholds {
+        let e = etag_file(&big, part_size, threshold, 0).unwrap_err();
         assert!(is_want(&e), "{e}");
-        // Beside a small file, which is hashed all the same.
-        let got = etag_files(&[&f, &small], 8 << 20, threshold);
+        let got = etag_files(&[&f, &small], part_size, threshold);
         assert!(matches!(&got[0], Err(e) if is_want(e)), "{got:?}");
         assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
     }
-    // At the threshold it is a multipart upload, as it would be (not read here).
-    assert_eq!(
-        part_count(limits::MAX_PUT_SIZE + 1, 8 << 20, limits::MAX_PUT_SIZE + 1),
-        Some(641)
-    );
-    let msg = want.to_string();
-    assert!(
-        msg.contains("single PUT") && msg.contains("5368709120"),
-        "{msg}"
-    );
     // (Closed first: Windows removes no open file.)
     drop((f, small));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// More than 10,000 parts: an error for that file, said before any of it is read, by
-/// `etag_file` and by `etag_files` (beside a file that is hashed all the same). (A
-/// sparse file of 50 GB: nothing is read.)
+/// A single PUT takes at most 5 GiB: a larger file below the threshold has no ETag S3
+/// could have given it (its real one is `hex-N`), so it is an error, said before any
+/// of it is read; 5 GiB itself is not refused.
+#[test]
+fn etag_single_put_over_5_gib_is_an_error() {
+    use md5x::chains::limits;
+    let size = limits::MAX_PUT_SIZE + 1;
+    let want = EtagError::PutTooLarge(size);
+    refused_unread("put", size, 8 << 20, &[6 << 30, u64::MAX], &want);
+    // At the threshold it is a multipart upload, as it would be (not read here).
+    assert_eq!(part_count(size, 8 << 20, size), Some(641));
+    let msg = want.to_string();
+    assert!(
+        msg.contains("single PUT") && msg.contains("5368709120"),
+        "{msg}"
+    );
+}
+
+/// More than 10,000 parts (a file of 50 GB in 5 MiB parts): an error for that file,
+/// said before any of it is read.
 #[test]
 fn etag_over_10000_parts_is_an_error() {
-    use md5x::chains::{etag_file, etag_files, limits};
-    let dir = std::env::temp_dir().join(format!("md5x-parts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    use md5x::chains::limits;
     let part = limits::MIN_PART_SIZE;
-    let most = limits::MAX_PARTS * part;
-    let over = dir.join("over");
-    std::fs::File::create(&over)
-        .unwrap()
-        .set_len(most + 1)
-        .unwrap();
-    let f = std::fs::File::open(&over).unwrap();
-    std::fs::write(dir.join("small"), b"abc").unwrap();
-    let small = std::fs::File::open(dir.join("small")).unwrap();
     let want = EtagError::TooManyParts {
         parts: limits::MAX_PARTS + 1,
         part_size: part,
     };
-    let is_want = |e: &std::io::Error| {
-        e.kind() == std::io::ErrorKind::InvalidInput
-            && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(&want)
-    };
-    let e = etag_file(&over, part, 8 << 20, 0).unwrap_err();
-    assert!(is_want(&e), "{e}");
-    let got = etag_files(&[&f, &small], part, 8 << 20);
-    assert!(matches!(&got[0], Err(e) if is_want(e)), "{got:?}");
-    assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
-    // (Closed first: Windows removes no open file.)
-    drop((f, small));
-    std::fs::remove_dir_all(&dir).unwrap();
+    refused_unread(
+        "parts",
+        limits::MAX_PARTS * part + 1,
+        part,
+        &[8 << 20],
+        &want,
+    );
 }
 
 #[test]
