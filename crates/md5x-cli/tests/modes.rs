@@ -56,13 +56,24 @@ impl Out {
 
 /// Run md5x (argv[0] "md5x") in `dir` with `args` and `stdin`.
 fn md5x<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Out {
-    let mut child = Command::new(MD5X)
-        .arg0("md5x")
-        .args(args)
-        .current_dir(dir)
+    let mut cmd = in_dir(MD5X, dir);
+    run(cmd.arg0("md5x").args(args), stdin)
+}
+
+/// `program` to run in `dir`, in the C locale, without the test's own `MD5X_BACKEND`
+/// or `POSIXLY_CORRECT` (a caller may set them again).
+fn in_dir(program: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
         .env("LC_ALL", "C")
         .env_remove("MD5X_BACKEND")
-        .env_remove("POSIXLY_CORRECT")
+        .env_remove("POSIXLY_CORRECT");
+    cmd
+}
+
+/// Run `cmd` with `stdin` on its standard input: what it wrote, and its exit status.
+fn run(cmd: &mut Command, stdin: &[u8]) -> Out {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1131,38 +1142,32 @@ fn backend_choice_errors() {
         "avx2"
     };
     let with_env = |var: &str, args: &[&str]| {
-        let o = Command::new(MD5X)
-            .arg0("md5x")
-            .args(args)
-            .current_dir(dir)
-            .env("LC_ALL", "C")
-            .env("MD5X_BACKEND", var)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        (o.status.code(), o.stdout, err)
+        let mut cmd = in_dir(MD5X, dir);
+        run(cmd.arg0("md5x").env("MD5X_BACKEND", var).args(args), b"")
     };
     let unknown = "unknown backend 'bogus' (known: portable, x86_64, sse2, avx2, avx512, neon)";
     let unsupported = format!("backend '{lacking}' is not supported by this CPU");
     for (name, why) in [("bogus", unknown), (lacking, &unsupported)] {
-        let o = md5x(dir, &["--backend", name, "a"], b"");
-        let (code, out, err) = (o.code, o.stdout, o.stderr);
-        let env = with_env(name, &["a"]);
-        for (from, (code, out, err)) in [("--backend", (code, out, err)), ("MD5X_BACKEND", env)] {
-            assert_eq!((code, &out[..]), (Some(1), &b""[..]), "{from} {name}");
+        let by_option = md5x(dir, &["--backend", name, "a"], b"");
+        for (from, o) in [
+            ("--backend", by_option),
+            ("MD5X_BACKEND", with_env(name, &["a"])),
+        ] {
+            assert_eq!((o.code, o.out()), (Some(1), String::new()), "{from} {name}");
             let want = format!("md5x: {from}: {why}; this CPU supports: portable, ");
             assert!(
-                err.starts_with(&want) && err.ends_with('\n'),
-                "{from} {name}: {err}"
+                o.stderr.starts_with(&want) && o.stderr.ends_with('\n'),
+                "{from} {name}: {}",
+                o.stderr
             );
-            assert_eq!(err.lines().count(), 1, "{from} {name}: {err}");
+            assert_eq!(o.stderr.lines().count(), 1, "{from} {name}: {}", o.stderr);
         }
     }
     let o = with_env("bogus", &["--backend", "portable", "a"]);
     let line = "900150983cd24fb0d6963f7d28e17f72  a\n";
     assert_eq!(
-        (o.0, &o.1[..], o.2.as_str()),
-        (Some(0), line.as_bytes(), "")
+        (o.code, o.out(), o.stderr.as_str()),
+        (Some(0), line.to_string(), "")
     );
     let o = md5x(dir, &["--backend"], b"");
     assert_eq!(
@@ -1700,29 +1705,18 @@ fn recursive_walk_goes_on_past_errors() {
     shut(0o000);
     let walk = |args: &str| {
         let mut cmd = if is_root {
-            let mut c = Command::new("setpriv");
             let exec = r#"exec -a md5x "$0" "$@""#;
+            let mut c = in_dir("setpriv", d);
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
             c.args(["bash", "-c", exec, MD5X]);
             c
         } else {
-            let mut c = Command::new(MD5X);
+            let mut c = in_dir(MD5X, d);
             c.arg0("md5x");
             c
         };
-        let o = cmd
-            .args(args.split(' '))
-            .current_dir(d)
-            .env("LC_ALL", "C")
-            .env_remove("MD5X_BACKEND")
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            err,
-        )
+        let o = run(cmd.args(args.split(' ')), b"");
+        (o.code, o.out(), o.stderr)
     };
     let lines = format!("{f}  t/a/f\n{h}  t/b/h\n");
     let denied = "md5x: t/a/shut: Permission denied\n";
