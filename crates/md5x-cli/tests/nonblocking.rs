@@ -11,6 +11,8 @@
 //! The second uses the kernel's own `/dev/kmsg` where it can be read.
 #![cfg(target_os = "linux")]
 
+mod shim;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -83,25 +85,6 @@ ssize_t read(int fd, void *buf, size_t n) {
 }
 "#;
 
-fn build_shim(dir: &Path) -> PathBuf {
-    let src = dir.join("eagain.c");
-    let lib = dir.join("eagain.so");
-    std::fs::write(&src, SHIM).unwrap();
-    let out = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .arg("-ldl")
-        .output()
-        .expect("cc (the linker of these tests) runs");
-    assert!(
-        out.status.success(),
-        "cc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    lib
-}
-
 fn run(dir: &Path, args: &[&str], shim: Option<(&Path, u32, u32, &Path)>) -> Output {
     let mut c = Command::new(md5x());
     c.current_dir(dir).args(args).env_remove("MD5X_BACKEND");
@@ -117,7 +100,7 @@ fn run(dir: &Path, args: &[&str], shim: Option<(&Path, u32, u32, &Path)>) -> Out
 #[test]
 fn reads_that_would_wait_are_waited_for() {
     let dir = temp_dir("shim");
-    let lib = build_shim(&dir);
+    let lib = shim::build(&dir, "eagain", SHIM);
     // Sizes around the arena's reads (64 KiB first, 256 KiB the most a small file
     // holds) and a file the batch's large files read side by side; one named twice.
     let sizes = [
