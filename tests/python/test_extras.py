@@ -492,6 +492,80 @@ def test_hash_files_permission_denied(tmp_path):
     assert r.stdout.strip() == "PermissionError ok"
 
 
+READ_ERRORS = """
+import errno, hashlib, md5x, os, sys
+d = sys.argv[1]
+names = ["a", "eio-0", "eio-1000", "b", "eio-270000", "z", "eio-9000000"]
+paths = [os.path.join(d, n) for n in names]
+bad = [p for p, n in zip(paths, names) if n.startswith("eio-")]
+# What Python's own reads say: the shim is loaded.
+try:
+    open(bad[1], "rb").read()
+except OSError as e:
+    assert e.errno == errno.EIO, e
+else:
+    raise SystemExit("the shim failed no read")
+ref = {p: hashlib.md5(open(p, "rb").read()).hexdigest() for p in paths if p not in bad}
+
+
+def is_eio(e, path):
+    return (type(e), e.errno, e.strerror, e.filename) == (
+        OSError, errno.EIO, os.strerror(errno.EIO), path)
+
+
+def expect_raises(call, path):
+    try:
+        got = call()
+    except OSError as e:
+        assert is_eio(e, path), (repr(e), e.filename, path)
+    else:
+        raise AssertionError(f"no error for {path}: {got}")
+
+
+for jobs in (1, 2):
+    expect_raises(lambda: md5x.hash_files(paths, jobs=jobs), bad[0])
+    expect_raises(lambda: md5x.s3_etags(paths, jobs=jobs), bad[0])
+    expect_raises(lambda: md5x.s3_etags(paths[3:], 5 << 20, 0, jobs=jobs), bad[2])
+    for got in (
+        md5x.hash_files(paths, jobs=jobs, errors="return"),
+        # (Below the threshold, an ETag is the MD5; the large file is in parts.)
+        md5x.s3_etags(paths, jobs=jobs, errors="return"),
+    ):
+        for p, g in zip(paths, got):
+            assert is_eio(g, p) if p in bad else g == ref[p], (p, g)
+for p in bad:
+    expect_raises(lambda: md5x.s3_etag(p), p)
+    expect_raises(lambda: md5x.s3_etag(p, 5 << 20, 0), p)
+    # As hashlib's file_digest: the error of the file object's read, which names no file.
+    with open(p, "rb") as f:
+        try:
+            md5x.file_digest(f, "md5")
+        except OSError as e:
+            assert e.errno == errno.EIO, e
+        else:
+            raise AssertionError("file_digest read through " + p)
+print("read errors ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="LD_PRELOAD shim: Linux only")
+def test_read_errors_partway_through_files(tmp_path):
+    """A disk that fails partway through a file (tests/shims/read_error.c, preloaded:
+    reads of a file named eio-N fail at byte N): OSError(EIO) naming the file, raised
+    or in its place, and the other files' results as ever."""
+    shim = pathlib.Path(__file__).parents[1] / "shims" / "read_error.c"
+    lib = tmp_path / "read_error.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(lib), str(shim), "-ldl"], check=True)
+    sizes = {"a": 100, "eio-0": 5000, "eio-1000": 5000, "b": 300_000, "eio-270000": 300_000,
+             "z": 1, "eio-9000000": 20 * MiB}
+    for name, n in sizes.items():
+        (tmp_path / name).write_bytes(RNG.randbytes(n))
+    env = dict(os.environ, LD_PRELOAD=str(lib))
+    r = subprocess.run([sys.executable, "-c", READ_ERRORS, str(tmp_path)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "read errors ok\n", r.stderr[-3000:]
+
+
 def test_hash_files_bad_arguments(tree):
     good, _ = tree
     with pytest.raises(ValueError):
