@@ -4,12 +4,19 @@
  * bytes before it (a short read); one that starts at or after it fails. Other files
  * read as usual.
  *
- * It covers read(2) and pread(2), what md5x and Python read files with. The tests
- * that use it expect the error to be reported, so a new kind of read that bypassed
- * it would fail them rather than pass unnoticed.
+ * Directories too: the listing (readdir) of a directory named "unlistable-<N>" fails
+ * with EIO after N entries (not counting "." and ".."), and the entries of a
+ * directory named "untyped..." come without their type (DT_UNKNOWN), as some file
+ * systems give them, so that the reader must ask lstat. (A listing is counted on the
+ * thread that reads it, one at a time, as md5x and Python's os.scandir read them.)
+ *
+ * It covers read(2), pread(2) and readdir(3), what md5x and Python read files and
+ * directories with. The tests that use it expect what it does to show, so a new kind
+ * of read that bypassed it would fail them rather than pass unnoticed.
  *
  * Used by crates/md5x-cli/tests/read_errors.rs and tests/python/test_extras.py. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,19 +24,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The byte where the file open at fd fails, or -1 if it does not. */
-static long long fails_at(int fd) {
-    char link[64], path[4096];
+/* Whether the last component of the path open at fd starts with prefix; then *rest
+ * points at what follows the prefix (in a static buffer per thread). */
+static int named(int fd, const char *prefix, const char **rest) {
+    static __thread char path[4096];
+    char link[64];
     int saved = errno;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, path, sizeof path - 1);
     errno = saved;
-    if (n <= 0) return -1;
+    if (n <= 0) return 0;
     path[n] = 0;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    if (strncmp(base, "eio-", 4) != 0) return -1;
-    return atoll(base + 4);
+    if (strncmp(base, prefix, strlen(prefix)) != 0) return 0;
+    if (rest) *rest = base + strlen(prefix);
+    return 1;
+}
+
+/* The byte where the file open at fd fails, or -1 if it does not. */
+static long long fails_at(int fd) {
+    const char *rest;
+    return named(fd, "eio-", &rest) ? atoll(rest) : -1;
 }
 
 /* How many of n bytes at offset off can be read from fd; -1 with errno EIO for none. */
@@ -60,4 +76,36 @@ ssize_t read(int fd, void *buf, size_t n) {
     errno = saved;
     ssize_t k = readable(fd, n, off);
     return k < 0 ? -1 : real(fd, buf, (size_t)k);
+}
+
+/* The listing being counted on this thread, and how many entries it gave. */
+static __thread DIR *counting;
+static __thread long given;
+
+struct dirent64 *readdir64(DIR *dir) {
+    static struct dirent64 *(*real)(DIR *);
+    if (!real) real = (struct dirent64 * (*)(DIR *)) dlsym(RTLD_NEXT, "readdir64");
+    if (dir != counting) {
+        counting = dir;
+        given = 0;
+    }
+    const char *rest;
+    if (named(dirfd(dir), "unlistable-", &rest) && given >= atol(rest)) {
+        errno = EIO;
+        return NULL;
+    }
+    struct dirent64 *e = real(dir);
+    if (!e) return NULL;
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) given++;
+    if (named(dirfd(dir), "untyped", NULL)) e->d_type = DT_UNKNOWN;
+    return e;
+}
+
+struct dirent *readdir(DIR *dir) { return (struct dirent *)readdir64(dir); }
+
+int closedir(DIR *dir) {
+    static int (*real)(DIR *);
+    if (!real) real = (int (*)(DIR *))dlsym(RTLD_NEXT, "closedir");
+    if (dir == counting) counting = NULL;
+    return real(dir);
 }

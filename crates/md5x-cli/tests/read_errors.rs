@@ -10,9 +10,13 @@
 //! parts (of one file on every core, and of many side by side) and the ETag check's
 //! search for an unknown part size.
 //!
+//! And `-r` over a directory whose listing fails partway, and over one whose entries
+//! come without their type.
+//!
 //! The failing disk is `tests/shims/read_error.c`, preloaded: reads of a file named
-//! `eio-N` fail at byte `N`. The same operands without it are read through (exit 0),
-//! so every error here is the shim's.
+//! `eio-N` fail at byte `N`; a listing fails where it would give `eio-listing`; the
+//! entries of a directory named `untyped...` have no type. The same operands without
+//! it are read through, so every error here is the shim's.
 #![cfg(target_os = "linux")]
 
 mod shim;
@@ -264,6 +268,65 @@ fn check_mode_says_failed_open_or_read() {
         let got = disk.run(true, &[jobs, "--etag", "-c", "etags"], None);
         let case = format!("{jobs} --etag -c etags");
         failures.extend(expect(&case, &got, etag_verdicts.as_bytes(), &etag_errors, 1).err());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `-r` over a directory whose listing fails partway (the shim's EIO after 3
+/// entries): the error said for that directory, the entries listed before it walked as
+/// ever, exit 1. And over a directory whose entries come without their type
+/// (`DT_UNKNOWN`, as some file systems give them): the same walk as with types, links
+/// and the FIFO included.
+#[test]
+fn recursive_walk_past_a_failing_listing_and_untyped_entries() {
+    let disk = Disk::new("walk");
+    let top = "unlistable-3";
+    std::fs::create_dir_all(disk.path(top).join("sub")).unwrap();
+    for i in 0..6 {
+        std::fs::write(disk.path(top).join(format!("f{i}")), format!("{i}")).unwrap();
+    }
+    std::fs::write(disk.path(top).join("sub/y"), "y").unwrap();
+    let untyped = disk.path("untyped");
+    std::fs::create_dir_all(untyped.join("sub/deeper")).unwrap();
+    std::fs::write(untyped.join("f"), "f").unwrap();
+    std::fs::write(untyped.join("sub/g"), "g").unwrap();
+    std::fs::write(untyped.join("sub/deeper/h"), "h").unwrap();
+    std::os::unix::fs::symlink("f", untyped.join("link")).unwrap();
+    std::os::unix::fs::symlink("sub", untyped.join("dirlink")).unwrap();
+    let fifo = Command::new("mkfifo").arg(untyped.join("fifo")).status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+
+    // What the shim leaves of the listing: its first 3 entries, in the order this file
+    // system lists them.
+    let mut listed: Vec<String> = std::fs::read_dir(disk.path(top))
+        .unwrap()
+        .take(3)
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    listed.sort();
+    let mut failures = Vec::new();
+    for mode in [&["-r"][..], &["-r", "-L"]] {
+        for jobs in ["-j1", "-j2"] {
+            let walk = |failing, dir| disk.run(failing, &args(jobs, mode, &[dir]), None);
+            let case = format!("{jobs} {mode:?}");
+            let want = walk(false, "untyped");
+            let got = walk(true, "untyped");
+            let (stderr, code) = (String::from_utf8_lossy(&want.stderr), want.status.code());
+            assert!(stderr.contains("fifo"), "{stderr}");
+            let untyped_case = case.clone() + " untyped";
+            failures
+                .extend(expect(&untyped_case, &got, &want.stdout, &stderr, code.unwrap()).err());
+            // Each entry listed, on its own, then the directory's error.
+            let mut stdout = Vec::new();
+            for name in &listed {
+                let sub = format!("{top}/{name}");
+                stdout.extend(disk.run(false, &args(jobs, mode, &[&sub]), None).stdout);
+            }
+            assert!(!stdout.is_empty());
+            let got = walk(true, top);
+            let stderr = format!("md5x: {top}: Input/output error\n");
+            failures.extend(expect(&(case + " " + top), &got, &stdout, &stderr, 1).err());
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
