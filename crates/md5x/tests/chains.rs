@@ -916,3 +916,88 @@ fn etag_files_reports_a_shrunk_file() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// md-5's digests of messages of zeros: of 1000 bytes, and of 4 GiB plus a few bytes
+/// for each kind of tail: a whole block (+64), one whose padding needs a second block
+/// (+121: 57 bytes past a block), two whole blocks (+128). Computed once, in one pass
+/// (seconds), for the two tests past 4 GiB.
+#[cfg(not(miri))]
+fn zeros_reference() -> &'static [(u64, [u8; 16]); 4] {
+    use md5_ref::Digest as _;
+    static REFS: std::sync::OnceLock<[(u64, [u8; 16]); 4]> = std::sync::OnceLock::new();
+    REFS.get_or_init(|| {
+        let zeros = vec![0u8; 1 << 20];
+        let mut h = md5_ref::Md5::new();
+        let mut at = 0u64;
+        [1000, (4 << 30) + 64, (4 << 30) + 121, (4 << 30) + 128].map(|len| {
+            while at < len {
+                let n = (len - at).min(zeros.len() as u64) as usize;
+                h.update(&zeros[..n]);
+                at += n as u64;
+            }
+            (len, h.clone().finalize().into())
+        })
+    })
+}
+
+/// MD5-P4 of a message whose four chains each hold more than 4 GiB (16 GiB of zeros,
+/// fed in pieces that split blocks): chain lengths are 64-bit everywhere.
+#[cfg(not(miri))]
+#[test]
+fn md5_par_chains_past_4_gib() {
+    // 4 * (2^26 + 1) + 1 whole blocks, then 57 bytes: chain 0 gets 2^26 + 2 blocks,
+    // chain 1 2^26 + 1 and the 57 bytes, chains 2 and 3 2^26 + 1.
+    let blocks = 4 * ((1u64 << 26) + 1) + 1;
+    let total = blocks * 64 + 57;
+    let [_, (_, d64), (_, d121), (_, d128)] = *zeros_reference();
+    let mut outer = Vec::new();
+    for d in [d128, d121, d64, d64] {
+        outer.extend_from_slice(&d);
+    }
+    let want = common::reference(&outer);
+    let zeros = vec![0u8; (1 << 20) + 3];
+    let mut h = ParMd5::new(4).unwrap();
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(zeros.len() as u64) as usize;
+        h.update(&zeros[..n]);
+        left -= n as u64;
+    }
+    assert_eq!(
+        <[u8; 16]>::from(h.finalize()),
+        want,
+        "MD5-P4 of {total} zeros"
+    );
+}
+
+/// S3 ETags whose parts hold more than 4 GiB each (S3 takes parts up to 5 GiB): a
+/// sparse file of two such parts and a short one, through `etag_file` (its parts on
+/// every core) and `etag_files` (side by side in one core's lanes, beside a small
+/// file).
+#[cfg(not(miri))]
+#[test]
+fn etag_parts_past_4_gib() {
+    use md5x::chains::{etag_file, etag_files};
+    let [(short, d_short), _, (part, d_part), _] = *zeros_reference();
+    let size = 2 * part + short;
+    let mut outer = Vec::new();
+    for d in [d_part, d_part, d_short] {
+        outer.extend_from_slice(&d);
+    }
+    let want = ETag::multipart(md5x::Digest::from(common::reference(&outer)), 3);
+    let dir = std::env::temp_dir().join(format!("md5x-parts-4g-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big");
+    std::fs::File::create(&big).unwrap().set_len(size).unwrap();
+    std::fs::write(dir.join("small"), b"abc").unwrap();
+    assert_eq!(etag_file(&big, part, part, 0).unwrap(), want, "etag_file");
+    let files = [
+        std::fs::File::open(&big).unwrap(),
+        std::fs::File::open(dir.join("small")).unwrap(),
+    ];
+    let got = etag_files(&[&files[0], &files[1]], part, part);
+    assert_eq!(got[0].as_ref().unwrap(), &want, "etag_files");
+    assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
+    drop(files); // Windows removes no open file
+    std::fs::remove_dir_all(&dir).unwrap();
+}
