@@ -118,16 +118,8 @@ fn reads_that_would_wait_are_waited_for() {
     let mut names = Vec::new();
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for (i, &n) in sizes.iter().enumerate() {
-        let bytes: Vec<u8> = (0..n)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            })
-            .collect();
         let name = format!("f{i}");
-        std::fs::write(dir.join(&name), bytes).unwrap();
+        std::fs::write(dir.join(&name), shim::noise(n, &mut seed)).unwrap();
         names.push(name);
     }
     names.push("f3".into());

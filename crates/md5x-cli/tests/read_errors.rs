@@ -66,15 +66,7 @@ impl Disk {
         std::fs::create_dir_all(&dir).unwrap();
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         for (name, size) in FILES.iter().chain([&SEARCHED]) {
-            let bytes: Vec<u8> = (0..*size)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    seed as u8
-                })
-                .collect();
-            std::fs::write(dir.join(name), bytes).unwrap();
+            std::fs::write(dir.join(name), shim::noise(*size, &mut seed)).unwrap();
         }
         let lib = shim::build(&dir, "read_error", SHIM);
         Disk { dir, lib }

@@ -1,5 +1,6 @@
-//! Libraries preloaded into md5x (`LD_PRELOAD`) to change what its reads return: C
-//! sources built with `cc`, which links these tests anyway.
+//! What the tests that preload a library into md5x (`LD_PRELOAD`, to change what its
+//! reads return) share: building the library, a C source, with `cc` (which links these
+//! tests anyway), and the bytes of their files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,4 +23,16 @@ pub fn build(dir: &Path, name: &str, source: &str) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     lib
+}
+
+/// `n` bytes of a xorshift sequence that goes on from `seed` (updated).
+pub fn noise(n: usize, seed: &mut u64) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed as u8
+        })
+        .collect()
 }
