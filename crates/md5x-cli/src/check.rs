@@ -360,12 +360,13 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
     let unreadable = is_stdin && !engine::stdin_readable();
     let read_failed = unreadable
         || loop {
-            let n = match src.read(&mut buf) {
-                Ok(n) => n,
+            let (n, failed) = match src.read(&mut buf) {
+                Ok(n) => (n, false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // (The lines before the failure were verified; a partial one is lost, as
-                // with md5sum.)
-                Err(_) => break true,
+                // As at the end, a last line without its newline is verified: md5sum's
+                // getline gives the bytes read before a failure as a line, and only
+                // then does md5sum see the error and say "read error".
+                Err(_) => (0, true),
             };
             let old = pending.len();
             pending.extend_from_slice(&buf[..n]);
@@ -384,7 +385,7 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
                 ctx.out.flush();
             }
             if n == 0 {
-                break false;
+                break failed;
             }
         };
     if read_failed {

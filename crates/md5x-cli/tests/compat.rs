@@ -1079,6 +1079,99 @@ fn stdin_forms_match() {
     assert_scripts_match(&gnu, dir, &scripts);
 }
 
+/// A standard input that fails partway (EIO after some bytes, as a disk with a bad
+/// sector fails), in hash and check mode: `tests/shims/failing_stdin.py` makes it out
+/// of the helper's own memory, so that md5sum, whose reads md5x's preloaded shim cannot
+/// reach (`read_errors.rs`), meets it too. A check list's last line cut short by the
+/// failure is still verified, as md5sum's getline gives it (md5x once dropped it), and
+/// only then comes "read error".
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failing_stdin_reads_as_in_md5sum() {
+    let Some(gnu) = md5sum_path() else {
+        eprintln!("SKIPPED: GNU md5sum 9.x not found");
+        return;
+    };
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no python3 to run tests/shims/failing_stdin.py");
+        return;
+    }
+    let tmp = TempDir::new("failing-stdin");
+    let dir = &tmp.0;
+    fs::write(dir.join("a"), b"hello\n").unwrap();
+    let line = "b1946ac92492d2347c6235b4d2611184  a\n";
+    let lists: [(&str, String); 9] = [
+        // Cut at a line's end, and before anything.
+        ("whole", line.repeat(3)),
+        ("empty", String::new()),
+        // The last line's newline lost: its file checked.
+        ("nonl", line.repeat(100) + line.trim_end()),
+        // Its name cut short (of `abc`, say): another file, missing.
+        (
+            "name",
+            line.repeat(3) + "b1946ac92492d2347c6235b4d2611184  ab",
+        ),
+        // Its sum cut short: improperly formatted.
+        ("sum", line.repeat(3) + "b1946ac92492d"),
+        (
+            "tag",
+            "MD5 (a) = b1946ac92492d2347c6235b4d2611184\n".repeat(2) + "MD5 (a) = b19",
+        ),
+        // Mismatches and a misformatted line before it: no summary follows the error.
+        (
+            "bad",
+            "00000000000000000000000000000000  a\nnot a line\n".to_string() + line.trim_end(),
+        ),
+        // More than one read's worth (md5x reads 64 KiB at a time, md5sum 4 KiB).
+        ("long", line.repeat(3000) + "b1946ac92492d2347c6235b4d21"),
+        (
+            "missing",
+            line.to_string() + "b1946ac92492d2347c6235b4d2611184  nope",
+        ),
+    ];
+    for (name, text) in &lists {
+        fs::write(dir.join(format!("l_{name}")), text).unwrap();
+    }
+    let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    fs::write(dir.join("bytes"), bytes).unwrap();
+    let helper = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/shims/failing_stdin.py"
+    );
+    let mut scripts = Vec::new();
+    for (name, _) in &lists {
+        for opts in [
+            "-c",
+            "-c -w",
+            "-c --strict",
+            "-c --quiet",
+            "-c --status",
+            "-c --ignore-missing",
+        ] {
+            scripts.push(format!("python3 \"$1\" l_{name} md5sum \"$0\" {opts}"));
+        }
+    }
+    scripts.push("python3 \"$1\" l_nonl md5sum \"$0\" -c -".to_string());
+    for data in ["bytes", "l_empty"] {
+        for args in ["", "-", "- a", "a -", "--tag -", "-z -", "a - a"] {
+            scripts.push(format!("python3 \"$1\" {data} md5sum \"$0\" {args}"));
+        }
+    }
+    let mut fails = Vec::new();
+    for s in &scripts {
+        let g = bash(dir, &gnu, s, &[helper]);
+        assert!(
+            String::from_utf8_lossy(&g.stderr).contains("read error")
+                || String::from_utf8_lossy(&g.stderr).contains("Input/output error"),
+            "md5sum met no failing read: {s}\n{}",
+            String::from_utf8_lossy(&g.stderr)
+        );
+        let m = bash(dir, Path::new(MD5X), s, &[helper]);
+        fails.extend(differs(s, &g, &m));
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
 /// With `POSIXLY_CORRECT` set, options end at the first operand, as in md5sum: what
 /// follows is read as file names (the other cases run without it).
 #[test]

@@ -261,6 +261,23 @@ fn check_mode_says_failed_open_or_read() {
         let case = format!("{jobs} --etag -c etags");
         failures.extend(expect(&case, &got, etag_verdicts.as_bytes(), &etag_errors, 1).err());
     }
+    // A list that fails partway, past two reads' worth of lines (64 KiB each), inside
+    // a line that names `abc`: the lines before are verified, and so is the part read
+    // of that one, which names `a` (md5sum's getline gives it as a line), before "read
+    // error". (compat.rs checks the same against md5sum through standard input.)
+    let line = format!("{}  a\n", &String::from_utf8_lossy(&sums.stdout)[..32]);
+    let whole = 4000;
+    let cut = line.len() * whole + line.len() - 1;
+    let list = format!("eio-{cut}");
+    let text = line.repeat(whole) + line.trim_end() + "bc\n" + &line;
+    std::fs::write(disk.path(&list), text).unwrap();
+    let oks = "a: OK\n".repeat(whole + 1);
+    for jobs in ["-j1", "-j2"] {
+        let got = disk.run(true, &[jobs, "-c", &list], None);
+        let case = format!("{jobs} -c {list}");
+        let said = format!("md5x: {list}: read error\n");
+        failures.extend(expect(&case, &got, oks.as_bytes(), &said, 1).err());
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
