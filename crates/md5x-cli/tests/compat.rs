@@ -1152,6 +1152,12 @@ fn a_failing_stdin_reads_as_in_md5sum() {
         }
     }
     scripts.push("python3 \"$1\" l_nonl md5sum \"$0\" -c -".to_string());
+    // A list (a file) that names standard input, which fails.
+    let dash = "d41d8cd98f00b204e9800998ecf8427e  -\n".to_string() + line;
+    fs::write(dir.join("dash"), dash).unwrap();
+    for opts in ["-c", "-c --quiet", "-c --status", "-c --ignore-missing"] {
+        scripts.push(format!("python3 \"$1\" bytes md5sum \"$0\" {opts} dash"));
+    }
     for data in ["bytes", "l_empty"] {
         for args in ["", "-", "- a", "a -", "--tag -", "-z -", "a - a"] {
             scripts.push(format!("python3 \"$1\" {data} md5sum \"$0\" {args}"));
