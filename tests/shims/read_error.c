@@ -8,7 +8,7 @@
  * with EIO after N entries (not counting "." and ".."), and the entries of a
  * directory named "untyped..." come without their type (DT_UNKNOWN), as some file
  * systems give them, so that the reader must ask lstat. (A listing is counted on the
- * thread that reads it, one at a time, as md5x and Python's os.scandir read them.)
+ * thread that reads it, one at a time, as md5x reads them.)
  *
  * It covers read(2), pread(2) and readdir(3), what md5x and Python read files and
  * directories with. The tests that use it expect what it does to show, so a new kind

@@ -13,10 +13,13 @@
 //! And `-r` over a directory whose listing fails partway, and over one whose entries
 //! come without their type.
 //!
+//! And a checksum list that fails partway: verified up to the failure, its last line
+//! cut short included (as md5sum's getline gives it), then `read error`.
+//!
 //! The failing disk is `tests/shims/read_error.c`, preloaded: reads of a file named
-//! `eio-N` fail at byte `N`; a listing fails where it would give `eio-listing`; the
-//! entries of a directory named `untyped...` have no type. The same operands without
-//! it are read through, so every error here is the shim's.
+//! `eio-N` fail at byte `N`; the listing of a directory named `unlistable-N` fails
+//! after N entries; the entries of one named `untyped...` have no type. The same
+//! operands without it are read through, so every error here is the shim's.
 #![cfg(target_os = "linux")]
 
 mod shim;
