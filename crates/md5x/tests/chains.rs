@@ -229,37 +229,56 @@ fn etag_limits() {
     assert!(msg.contains("at most 10000 parts"), "{msg}");
 }
 
-/// `etag_file`, and `etag_files` beside a small file (which is hashed all the same),
-/// refuse a sparse file of `size` bytes with `want` at `part_size` and each of
-/// `thresholds`, said before any of it is read (a file that is read through to its
-/// end would take minutes and give an ETag).
-fn refused_unread(tag: &str, size: u64, part_size: u64, thresholds: &[u64], want: &EtagError) {
+/// A sparse file of `size` bytes through `etag_file` and through `etag_files` beside a
+/// small file (whose ETag is checked: it is hashed all the same): the two results.
+/// Unless `readable`, `etag_files` gets a handle opened to write only: any read of it
+/// fails (EBADF), so a file read for nothing shows as another error, where a read
+/// through would end in the same one (a single PUT's size is checked again at its
+/// end). (`etag_file` opens the path itself: there only the answer can be checked.)
+fn sparse_etags(
+    tag: &str,
+    size: u64,
+    part_size: u64,
+    threshold: u64,
+    readable: bool,
+) -> [std::io::Result<ETag>; 2] {
     use md5x::chains::{etag_file, etag_files};
     let dir = std::env::temp_dir().join(format!("md5x-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big");
-    // Opened to write only, for `etag_files`: any read of it fails (EBADF), so a file
-    // read for nothing shows as another error, where a read through would end in the
-    // same one (a single PUT's size is checked again at its end). (`etag_file` opens
-    // the path itself: there only the answer is checked.)
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(size).unwrap();
+    let f = match readable {
+        true => std::fs::File::open(&big).unwrap(),
+        false => f,
+    };
     std::fs::write(dir.join("small"), b"abc").unwrap();
     let small = std::fs::File::open(dir.join("small")).unwrap();
+    let by_path = etag_file(&big, part_size, threshold, 0);
+    let mut side_by_side = etag_files(&[&f, &small], part_size, threshold);
+    assert_eq!(
+        side_by_side[1].as_ref().unwrap(),
+        &ETag::single(md5x::md5(b"abc"))
+    );
+    // (Closed first: Windows removes no open file.)
+    drop((f, small));
+    std::fs::remove_dir_all(&dir).unwrap();
+    [by_path, side_by_side.swap_remove(0)]
+}
+
+/// `etag_file` and `etag_files` refuse a sparse file of `size` bytes with `want` at
+/// `part_size` and each of `thresholds`, said before any of it is read (a file that
+/// is read through to its end would take minutes and give an ETag).
+fn refused_unread(tag: &str, size: u64, part_size: u64, thresholds: &[u64], want: &EtagError) {
     let is_want = |e: &std::io::Error| {
         e.kind() == std::io::ErrorKind::InvalidInput
             && e.get_ref().and_then(|x| x.downcast_ref::<EtagError>()) == Some(want)
     };
     for &threshold in thresholds {
-        let e = etag_file(&big, part_size, threshold, 0).unwrap_err();
-        assert!(is_want(&e), "{e}");
-        let got = etag_files(&[&f, &small], part_size, threshold);
-        assert!(matches!(&got[0], Err(e) if is_want(e)), "{got:?}");
-        assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
+        for got in sparse_etags(tag, size, part_size, threshold, false) {
+            assert!(matches!(&got, Err(e) if is_want(e)), "{got:?}");
+        }
     }
-    // (Closed first: Windows removes no open file.)
-    drop((f, small));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A single PUT takes at most 5 GiB: a larger file below the threshold has no ETag S3
@@ -977,7 +996,6 @@ fn md5_par_chains_past_4_gib() {
 #[cfg(not(miri))]
 #[test]
 fn etag_parts_past_4_gib() {
-    use md5x::chains::{etag_file, etag_files};
     let [(short, d_short), _, (part, d_part), _] = *zeros_reference();
     let size = 2 * part + short;
     let mut outer = Vec::new();
@@ -985,19 +1003,7 @@ fn etag_parts_past_4_gib() {
         outer.extend_from_slice(&d);
     }
     let want = ETag::multipart(md5x::Digest::from(common::reference(&outer)), 3);
-    let dir = std::env::temp_dir().join(format!("md5x-parts-4g-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let big = dir.join("big");
-    std::fs::File::create(&big).unwrap().set_len(size).unwrap();
-    std::fs::write(dir.join("small"), b"abc").unwrap();
-    assert_eq!(etag_file(&big, part, part, 0).unwrap(), want, "etag_file");
-    let files = [
-        std::fs::File::open(&big).unwrap(),
-        std::fs::File::open(dir.join("small")).unwrap(),
-    ];
-    let got = etag_files(&[&files[0], &files[1]], part, part);
-    assert_eq!(got[0].as_ref().unwrap(), &want, "etag_files");
-    assert_eq!(got[1].as_ref().unwrap(), &ETag::single(md5x::md5(b"abc")));
-    drop(files); // Windows removes no open file
-    std::fs::remove_dir_all(&dir).unwrap();
+    let [by_path, side_by_side] = sparse_etags("parts-4g", size, part, part, true);
+    assert_eq!(by_path.unwrap(), want, "etag_file");
+    assert_eq!(side_by_side.unwrap(), want, "etag_files");
 }
