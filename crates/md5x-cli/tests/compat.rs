@@ -1166,11 +1166,10 @@ fn a_failing_stdin_reads_as_in_md5sum() {
     let mut fails = Vec::new();
     for s in &scripts {
         let g = bash(dir, &gnu, s, &[helper]);
+        let said = String::from_utf8_lossy(&g.stderr);
         assert!(
-            String::from_utf8_lossy(&g.stderr).contains("read error")
-                || String::from_utf8_lossy(&g.stderr).contains("Input/output error"),
-            "md5sum met no failing read: {s}\n{}",
-            String::from_utf8_lossy(&g.stderr)
+            said.contains("read error") || said.contains("Input/output error"),
+            "md5sum met no failing read: {s}\n{said}"
         );
         let m = bash(dir, Path::new(MD5X), s, &[helper]);
         fails.extend(differs(s, &g, &m));

@@ -14,6 +14,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+use common::in_dir;
+
 const MD5X: &str = env!("CARGO_BIN_EXE_md5x");
 const MIB: usize = 1 << 20;
 
@@ -58,17 +61,6 @@ impl Out {
 fn md5x<S: AsRef<OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Out {
     let mut cmd = in_dir(MD5X, dir);
     run(cmd.arg0("md5x").args(args), stdin)
-}
-
-/// `program` to run in `dir`, in the C locale, without the test's own `MD5X_BACKEND`
-/// or `POSIXLY_CORRECT` (a caller may set them again).
-fn in_dir(program: &str, dir: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.current_dir(dir)
-        .env("LC_ALL", "C")
-        .env_remove("MD5X_BACKEND")
-        .env_remove("POSIXLY_CORRECT");
-    cmd
 }
 
 /// Run `cmd` with `stdin` on its standard input: what it wrote, and its exit status.

@@ -22,6 +22,7 @@
 //! operands without it are read through, so every error here is the shim's.
 #![cfg(target_os = "linux")]
 
+mod common;
 mod shim;
 
 use std::fs::File;
@@ -78,17 +79,11 @@ impl Disk {
     /// `md5x args` (argv[0] "md5x") in the directory, with standard input from the
     /// file `stdin` (or empty), with the failing disk or without.
     fn run(&self, failing: bool, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut cmd = Command::new(MD5X);
-        cmd.arg0("md5x")
-            .args(args)
-            .current_dir(&self.dir)
-            .env("LC_ALL", "C")
-            .env_remove("MD5X_BACKEND")
-            .env_remove("POSIXLY_CORRECT")
-            .stdin(match stdin {
-                Some(name) => Stdio::from(File::open(self.dir.join(name)).unwrap()),
-                None => Stdio::null(),
-            });
+        let mut cmd = common::in_dir(MD5X, &self.dir);
+        cmd.arg0("md5x").args(args).stdin(match stdin {
+            Some(name) => Stdio::from(File::open(self.dir.join(name)).unwrap()),
+            None => Stdio::null(),
+        });
         if failing {
             cmd.env("LD_PRELOAD", &self.lib);
         }
@@ -187,11 +182,11 @@ fn a_failing_read_of_one_large_file_or_of_stdin() {
             let case = format!("{jobs} {mode:?} {large}");
             failures.extend(expect(&case, &got, b"", &io_error(large), 1).err());
             // Standard input, alone and before a file.
+            let want = disk.run(false, &args(jobs, mode, &["a"]), None);
             for stdin in [large, "eio-1000"] {
                 let got = disk.run(true, &args(jobs, mode, &[]), Some(stdin));
                 let case = format!("{jobs} {mode:?} < {stdin}");
                 failures.extend(expect(&case, &got, b"", &io_error("-"), 1).err());
-                let want = disk.run(false, &args(jobs, mode, &["a"]), None);
                 let got = disk.run(true, &args(jobs, mode, &["-", "a"]), Some(stdin));
                 let case = format!("{jobs} {mode:?} - a < {stdin}");
                 failures.extend(expect(&case, &got, &want.stdout, &io_error("-"), 1).err());
