@@ -494,8 +494,8 @@ def test_hash_files_permission_denied(tmp_path):
 
 READ_ERRORS = """
 import errno, hashlib, md5x, os, sys
-d = sys.argv[1]
-names = ["a", "eio-0", "eio-1000", "b", "eio-270000", "z", "eio-9000000"]
+# The directory, then its files in order (bad[0] fails first; paths[3:] starts at "b").
+d, *names = sys.argv[1:]
 paths = [os.path.join(d, n) for n in names]
 bad = [p for p, n in zip(paths, names) if n.startswith("eio-")]
 # What Python's own reads say: the shim is loaded.
@@ -561,7 +561,7 @@ def test_read_errors_partway_through_files(tmp_path):
     for name, n in sizes.items():
         (tmp_path / name).write_bytes(RNG.randbytes(n))
     env = dict(os.environ, LD_PRELOAD=str(lib))
-    r = subprocess.run([sys.executable, "-c", READ_ERRORS, str(tmp_path)], env=env,
+    r = subprocess.run([sys.executable, "-c", READ_ERRORS, str(tmp_path), *sizes], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "read errors ok\n", r.stderr[-3000:]
 
