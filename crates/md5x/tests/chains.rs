@@ -248,8 +248,12 @@ fn sparse_etags(
     let big = dir.join("big");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(size).unwrap();
+    // (The write handle closed when another is opened: Windows removes no open file.)
     let f = match readable {
-        true => std::fs::File::open(&big).unwrap(),
+        true => {
+            drop(f);
+            std::fs::File::open(&big).unwrap()
+        }
         false => f,
     };
     std::fs::write(dir.join("small"), b"abc").unwrap();
