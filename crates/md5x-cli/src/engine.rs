@@ -25,6 +25,7 @@ use md5x::chains::{self, limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Digest, Md5};
 
 use crate::algo::{part_size_candidates, SearchMiss};
+use crate::longpath;
 use crate::progress::Progress;
 
 /// A file smaller than this is read whole and hashed as one message (batchable).
@@ -305,9 +306,9 @@ fn open_with(p: &Path, nonblocking: bool) -> io::Result<File> {
         .windows(2)
         .any(|w| w == b"fd");
     if closed == 0 && !says_fd {
-        return plain(p);
+        return longpath::retry(p, plain);
     }
-    let r = plain(p);
+    let r = longpath::retry(p, plain);
     let look = says_fd
         || match &r {
             Ok(f) => suspect(f),

@@ -14,6 +14,7 @@ mod algo;
 mod args;
 mod check;
 mod engine;
+mod longpath;
 mod progress;
 mod quote;
 mod speed;
@@ -828,7 +829,9 @@ fn hash_mode(
     let walked: Vec<bool> = operands
         .iter()
         .map(|op| {
-            s.recursive && op.as_bytes() != b"-" && std::fs::metadata(op).is_ok_and(|m| m.is_dir())
+            s.recursive
+                && op.as_bytes() != b"-"
+                && longpath::metadata(op.as_ref()).is_ok_and(|m| m.is_dir())
         })
         .collect();
     let input = |op: &OsString| match op.as_bytes() {

@@ -130,7 +130,7 @@ impl Progress {
             let Some(p) = p else {
                 return true;
             };
-            match std::fs::metadata(&p) {
+            match crate::longpath::metadata(&p) {
                 Ok(m) if m.is_file() => {
                     self.total_bytes.fetch_add(m.len(), Ordering::Relaxed);
                 }

@@ -12,6 +12,9 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::longpath;
 
 pub enum Entry {
     File(Vec<u8>),
@@ -20,6 +23,11 @@ pub enum Entry {
     Special(Vec<u8>),
     /// A symbolic link, not followed (no `-L`): not hashed.
     Link,
+}
+
+/// The name `b` as a path.
+fn as_path(b: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(b))
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
@@ -68,7 +76,7 @@ impl Walk {
 
     /// List the directory `path`, to be walked next.
     fn enter(&mut self, path: Vec<u8>, counted: bool) {
-        let rd = match std::fs::read_dir(OsStr::from_bytes(&path)) {
+        let rd = match longpath::read_dir(as_path(&path)) {
             Ok(rd) => rd,
             Err(e) => {
                 if counted {
@@ -102,7 +110,7 @@ impl Iterator for Walk {
 
     fn next(&mut self) -> Option<Entry> {
         if let Some(root) = self.root.take() {
-            if let Ok(m) = std::fs::metadata(OsStr::from_bytes(&root)) {
+            if let Ok(m) = longpath::metadata(as_path(&root)) {
                 self.ancestors.push((m.dev(), m.ino()));
             }
             self.enter(root, false);
@@ -121,7 +129,7 @@ impl Iterator for Walk {
             let p = join(&level.path, &name);
             let ft = match ft {
                 Some(t) => t,
-                None => match std::fs::symlink_metadata(OsStr::from_bytes(&p)) {
+                None => match longpath::symlink_metadata(as_path(&p)) {
                     Ok(m) => m.file_type(),
                     Err(e) => return Some(Entry::Error(p, e)),
                 },
@@ -130,7 +138,7 @@ impl Iterator for Walk {
                 if !self.follow {
                     return Some(Entry::Link);
                 }
-                match std::fs::metadata(OsStr::from_bytes(&p)) {
+                match longpath::metadata(as_path(&p)) {
                     Ok(m) => (m.is_dir(), m.is_file(), Some((m.dev(), m.ino()))),
                     Err(e) => return Some(Entry::Error(p, e)),
                 }
@@ -140,7 +148,7 @@ impl Iterator for Walk {
             if is_dir {
                 let id = match id {
                     Some(id) => Some(id),
-                    None => std::fs::symlink_metadata(OsStr::from_bytes(&p))
+                    None => longpath::symlink_metadata(as_path(&p))
                         .ok()
                         .map(|m| (m.dev(), m.ino())),
                 };

@@ -1723,6 +1723,109 @@ fn recursive_walk_goes_on_past_errors() {
     assert_eq!(links, (Some(1), lines, format!("{denied}{gone}")));
 }
 
+/// Names of `PATH_MAX` (4096) bytes or more, which the kernel refuses whole: a tree 45
+/// levels of 200-byte names deep, a file at each level, is walked to the bottom by `-r`
+/// (a FIFO and links down there treated as anywhere else); its list checks with `-c`;
+/// a deep file named as an operand hashes in every mode; and errors in such names say
+/// what is wrong, not that the name is long. (md5sum says "File name too long".)
+/// Linux only, as `longpath.rs` is.
+#[cfg(target_os = "linux")]
+#[test]
+fn names_longer_than_path_max() {
+    let t = TempDir::new("long-names");
+    let d = t.path();
+    let level = "d".repeat(200);
+    // Made by walking down, as no single name reaches the bottom.
+    let made = Command::new("bash")
+        .current_dir(d)
+        .args([
+            "-c",
+            r#"set -e; mkdir t; cd t
+            for i in $(seq 45); do mkdir "$1"; cd "$1"; printf 'level %d\n' $i > f; done
+            mkfifo fifo; ln -s f link; ln -s ../f up"#,
+            "-",
+            &level,
+        ])
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "making the tree");
+    let dir = |i: usize| format!("t{}", format!("/{level}").repeat(i));
+    let line = |i: usize| {
+        let sum = md5_hex(format!("level {i}\n").as_bytes());
+        format!("{sum}  {}/f\n", dir(i))
+    };
+    assert!(dir(45).len() > 2 * 4096);
+
+    // Depth first: each level's directory sorts before its file.
+    let walked: String = (1..=45).rev().map(line).collect();
+    let bottom = dir(45);
+    let o = md5x(d, &["-r", "t"], b"");
+    assert_eq!(
+        (o.code, o.out(), o.stderr),
+        (
+            Some(0),
+            walked.clone(),
+            format!(
+                "md5x: {bottom}/fifo: not a regular file; skipped\n\
+                 md5x: 2 symbolic links skipped (use -L to follow them)\n"
+            )
+        )
+    );
+    let o = md5x(d, &["-r", "-L", "t"], b"");
+    let deepest = md5_hex(b"level 45\n");
+    let linked = format!(
+        "{}{deepest}  {bottom}/link\n{}  {bottom}/up\n{}",
+        line(45),
+        md5_hex(b"level 44\n"),
+        (1..=44).rev().map(line).collect::<String>()
+    );
+    assert_eq!((o.code, o.out()), (Some(0), linked), "{}", o.stderr);
+
+    fs::write(d.join("list"), &walked).unwrap();
+    let o = md5x(d, &["-c", "list"], b"");
+    let ok: String = (1..=45)
+        .rev()
+        .map(|i| format!("{}/f: OK\n", dir(i)))
+        .collect();
+    assert_eq!((o.code, o.out(), o.stderr), (Some(0), ok, String::new()));
+
+    // An operand, in each mode, against the same bytes under a short name.
+    let deep = format!("{bottom}/f");
+    fs::write(d.join("short"), b"level 45\n").unwrap();
+    for mode in [
+        &[][..],
+        &["--tag"],
+        &["-a", "md5-p4"],
+        &["--etag"],
+        &["--base64"],
+    ] {
+        let o = md5x(d, &[mode, &[deep.as_str()]].concat(), b"");
+        let r = md5x(d, &[mode, &["short"]].concat(), b"");
+        assert_eq!(o.code, Some(0), "{mode:?}: {}", o.stderr);
+        assert_eq!(o.out(), r.out().replace("short", &deep), "{mode:?}");
+    }
+
+    // Errors: a missing file, a missing directory on the way, a file on the way.
+    let short_line = md5x(d, &["short"], b"").out();
+    for (name, error) in [
+        (format!("{bottom}/none"), "No such file or directory"),
+        (
+            format!("{}/none/{level}/f", dir(30)),
+            "No such file or directory",
+        ),
+        (format!("{deep}/{level}/f"), "Not a directory"),
+    ] {
+        let o = md5x(d, &[name.as_str(), "short"], b"");
+        assert_eq!(
+            (o.code, o.out(), o.stderr),
+            (
+                Some(1),
+                short_line.clone(),
+                format!("md5x: {name}: {error}\n")
+            )
+        );
+    }
+}
+
 /// A walk of more files than one engine run takes (4,096; a larger tree is hashed a
 /// run at a time, so that memory stays bounded): every file once, in walk order, with
 /// the notes for special files in their place; and the progress line's totals, which
