@@ -41,9 +41,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== cargo clippy (no_std, no default features)"
+echo "== cargo clippy (no_std, no default features; and with digest 0.10's traits)"
 cargo clippy -p md5x --no-default-features --lib -- -D warnings
-echo "== cargo clippy (all features: rayon, tokio)"
+cargo clippy -p md5x --no-default-features --features digest010 --lib -- -D warnings
+echo "== cargo clippy (all features: rayon, tokio, digest010)"
 cargo clippy -p md5x --all-targets --all-features -- -D warnings
 echo "== cargo doc -D warnings (library docs: default and all features, and no_std)"
 for feats in "" --all-features --no-default-features; do
@@ -62,8 +63,8 @@ elif [ -n "$gnu97" ]; then
 else
     echo "== compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
 fi
-echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite)"
-cargo test -p md5x --release --all-features --lib --test many_lanes --test server
+echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
+cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010
 cargo test -p md5x --release --all-features --doc
 
 # aarch64 (the NEON lane kernels and the portable kernel) under qemu-user, with Debian's

@@ -18,6 +18,7 @@
 //!
 //! Features: `std` (default; `io::Write`, `MD5X_BACKEND`, run-time CPU detection),
 //! `alloc`, `digest` (default; RustCrypto's `digest` 0.11 traits, see [`block_api`]),
+//! `digest010` (`digest` 0.10's too, for code still on `md-5` 0.10),
 //! `rayon` (`par_hash_many`), `tokio` (`AsyncWrite` for [`StreamHasher`]).
 //!
 //! # Panics

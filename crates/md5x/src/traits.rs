@@ -1,20 +1,17 @@
 //! RustCrypto's `digest` 0.11 traits (feature `digest`): [`block_api::Md5Core`], a
 //! block-level core, and the same trait surface on [`Md5`] as `md-5`'s `md5::Md5`, so
 //! that `Hmac<md5x::Md5>` works and generic code written for `md5::Md5` takes
-//! `md5x::Md5` unchanged.
+//! `md5x::Md5` unchanged. With feature `digest010`, the same for `digest` 0.10 and
+//! `md-5` 0.10, on the same core (`hmac` 0.12 through `CoreWrapper<Md5Core>` or
+//! `SimpleHmac<md5x::Md5>`).
 
 use core::fmt;
 
 use ::digest::{
     array::Array,
-    block_api::{
-        AlgorithmName, Block, BlockSizeUser, Buffer, BufferKindUser, CoreProxy, Eager,
-        FixedOutputCore, OutputSizeUser, UpdateCore,
-    },
+    block_api::{Buffer, CoreProxy, Eager},
     common::hazmat::{DeserializeStateError, SerializableState, SerializedState},
-    const_oid::{AssociatedOid, ObjectIdentifier},
-    typenum::{Sum, U16, U24, U64},
-    FixedOutput, FixedOutputReset, HashMarker, Output, Reset, Update,
+    typenum::{Sum, U24, U64},
 };
 
 use crate::hasher::{finish, INIT};
@@ -29,6 +26,10 @@ pub mod block_api {
 ///
 /// RustCrypto's buffering wrappers (and `hmac`) drive it through `UpdateCore` and
 /// `FixedOutputCore`. Its serialized state is the same 24 bytes as `md-5`'s.
+///
+/// With feature `digest010` it is `digest` 0.10's core as well:
+/// `digest::core_api::CoreWrapper<Md5Core>` (0.10) is what `md-5` 0.10's `Md5` is, and
+/// what `hmac` 0.12's `Hmac` takes.
 #[derive(Clone)]
 pub struct Md5Core {
     state: [u32; 4],
@@ -38,60 +39,172 @@ pub struct Md5Core {
 
 impl Default for Md5Core {
     fn default() -> Self {
+        Md5Core::with_backend(Backend::active())
+    }
+}
+
+/// The traits that `digest` 0.10 and 0.11 share, for [`Md5Core`] and [`Md5`], written
+/// once for both: `$d` is the crate, `$api` its module of block-level traits
+/// (`block_api`; 0.10's `core_api`), `$blocks` how a slice of its blocks reaches the
+/// kernel as `&[[u8; 64]]` (a closure given the slice and the kernel's call).
+macro_rules! shared_digest_traits {
+    ($d:ident :: $api:ident, $blocks:expr) => {
+        const _: () = {
+            use ::$d::{
+                block_buffer::Eager,
+                const_oid::{AssociatedOid, ObjectIdentifier},
+                typenum::{U16, U64},
+                $api::{
+                    AlgorithmName, Block, BlockSizeUser, Buffer, BufferKindUser, FixedOutputCore,
+                    OutputSizeUser, UpdateCore,
+                },
+                FixedOutput, FixedOutputReset, HashMarker, Output, Reset, Update,
+            };
+            use core::fmt;
+            use $crate::traits::Md5Core;
+            use $crate::Md5;
+
+            impl HashMarker for Md5Core {}
+
+            impl BlockSizeUser for Md5Core {
+                type BlockSize = U64;
+            }
+
+            impl BufferKindUser for Md5Core {
+                type BufferKind = Eager;
+            }
+
+            impl OutputSizeUser for Md5Core {
+                type OutputSize = U16;
+            }
+
+            impl UpdateCore for Md5Core {
+                #[inline]
+                fn update_blocks(&mut self, blocks: &[Block<Self>]) {
+                    let each: fn(&[Block<Self>], &mut dyn FnMut(&[[u8; 64]])) = $blocks;
+                    self.block_len = self.block_len.wrapping_add(blocks.len() as u64);
+                    let (backend, state) = (self.backend, &mut self.state);
+                    each(blocks, &mut |b| backend.compress(state, b));
+                }
+            }
+
+            impl FixedOutputCore for Md5Core {
+                #[inline]
+                fn finalize_fixed_core(
+                    &mut self,
+                    buffer: &mut Buffer<Self>,
+                    out: &mut Output<Self>,
+                ) {
+                    out.copy_from_slice(self.finish(buffer.get_data()).as_bytes());
+                }
+            }
+
+            impl Reset for Md5Core {
+                fn reset(&mut self) {
+                    *self = Md5Core::with_backend(self.backend);
+                }
+            }
+
+            impl AlgorithmName for Md5Core {
+                fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("Md5")
+                }
+            }
+
+            impl AssociatedOid for Md5Core {
+                const OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.2.5");
+            }
+
+            // `md5x::Md5` itself carries the traits of `md-5`'s `md5::Md5`.
+
+            impl HashMarker for Md5 {}
+
+            impl BlockSizeUser for Md5 {
+                type BlockSize = U64;
+            }
+
+            impl OutputSizeUser for Md5 {
+                type OutputSize = U16;
+            }
+
+            impl Update for Md5 {
+                #[inline]
+                fn update(&mut self, data: &[u8]) {
+                    Md5::update(self, data);
+                }
+            }
+
+            impl FixedOutput for Md5 {
+                #[inline]
+                fn finalize_into(self, out: &mut Output<Self>) {
+                    out.copy_from_slice(Md5::finalize(&self).as_bytes());
+                }
+            }
+
+            impl FixedOutputReset for Md5 {
+                #[inline]
+                fn finalize_into_reset(&mut self, out: &mut Output<Self>) {
+                    out.copy_from_slice(Md5::finalize(self).as_bytes());
+                    Md5::reset(self);
+                }
+            }
+
+            impl Reset for Md5 {
+                fn reset(&mut self) {
+                    Md5::reset(self);
+                }
+            }
+
+            impl AlgorithmName for Md5 {
+                fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    <Md5Core as AlgorithmName>::write_alg_name(f)
+                }
+            }
+
+            impl AssociatedOid for Md5 {
+                const OID: ObjectIdentifier = <Md5Core as AssociatedOid>::OID;
+            }
+        };
+    };
+}
+
+shared_digest_traits!(digest::block_api, |blocks, each| each(
+    Array::cast_slice_to_core(blocks)
+));
+
+// `digest` 0.10 (feature `digest010`): code still written against `md-5` 0.10's
+// `Digest` and `DynDigest` takes `md5x::Md5` unchanged. 0.10 seals `CoreProxy` (only its
+// own `CoreWrapper` has it), so `hmac` 0.12 runs on `CoreWrapper<Md5Core>`, which is
+// what `md-5` 0.10's `Md5` is, or on `md5x::Md5` through `SimpleHmac`. 0.10's blocks
+// are `GenericArray`s, which no safe cast turns into `[u8; 64]` slices: one at a time.
+#[cfg(feature = "digest010")]
+shared_digest_traits!(digest010::core_api, |blocks, each| {
+    for b in blocks {
+        each(core::slice::from_ref(
+            b.as_slice().try_into().expect("a block is 64 bytes"),
+        ));
+    }
+});
+
+impl Md5Core {
+    /// A fresh core hashing on `backend`.
+    fn with_backend(backend: Backend) -> Md5Core {
         Md5Core {
             state: INIT,
             block_len: 0,
-            backend: Backend::active(),
+            backend,
         }
     }
-}
 
-impl HashMarker for Md5Core {}
-
-impl BlockSizeUser for Md5Core {
-    type BlockSize = U64;
-}
-
-impl BufferKindUser for Md5Core {
-    type BufferKind = Eager;
-}
-
-impl OutputSizeUser for Md5Core {
-    type OutputSize = U16;
-}
-
-impl UpdateCore for Md5Core {
-    #[inline]
-    fn update_blocks(&mut self, blocks: &[Block<Self>]) {
-        self.block_len = self.block_len.wrapping_add(blocks.len() as u64);
-        self.backend
-            .compress(&mut self.state, Array::cast_slice_to_core(blocks));
-    }
-}
-
-impl FixedOutputCore for Md5Core {
-    #[inline]
-    fn finalize_fixed_core(&mut self, buffer: &mut Buffer<Self>, out: &mut Output<Self>) {
+    /// The digest of the blocks hashed and then `pending` (less than a block).
+    fn finish(&self, pending: &[u8]) -> crate::Digest {
         let len = self
             .block_len
             .wrapping_mul(64)
-            .wrapping_add(buffer.get_pos() as u64);
+            .wrapping_add(pending.len() as u64);
         let mut s = self.state;
-        finish(self.backend, &mut s, buffer.get_data(), len);
-        out.copy_from_slice(crate::hasher::state_to_digest(&s).as_bytes());
-    }
-}
-
-impl Reset for Md5Core {
-    fn reset(&mut self) {
-        self.state = INIT;
-        self.block_len = 0;
-    }
-}
-
-impl AlgorithmName for Md5Core {
-    fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Md5")
+        finish(self.backend, &mut s, pending, len);
+        crate::hasher::state_to_digest(&s)
     }
 }
 
@@ -128,59 +241,7 @@ impl SerializableState for Md5Core {
     }
 }
 
-impl AssociatedOid for Md5Core {
-    const OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.2.5");
-}
-
-// ---- The buffered hasher: `md5x::Md5` itself carries the traits of `md5::Md5`. ----
-
-impl HashMarker for Md5 {}
-
-impl BlockSizeUser for Md5 {
-    type BlockSize = U64;
-}
-
-impl OutputSizeUser for Md5 {
-    type OutputSize = U16;
-}
-
-impl Update for Md5 {
-    #[inline]
-    fn update(&mut self, data: &[u8]) {
-        Md5::update(self, data);
-    }
-}
-
-impl FixedOutput for Md5 {
-    #[inline]
-    fn finalize_into(self, out: &mut Output<Self>) {
-        out.copy_from_slice(Md5::finalize(&self).as_bytes());
-    }
-}
-
-impl FixedOutputReset for Md5 {
-    #[inline]
-    fn finalize_into_reset(&mut self, out: &mut Output<Self>) {
-        out.copy_from_slice(Md5::finalize(self).as_bytes());
-        Md5::reset(self);
-    }
-}
-
-impl Reset for Md5 {
-    fn reset(&mut self) {
-        Md5::reset(self);
-    }
-}
-
-impl AlgorithmName for Md5 {
-    fn write_alg_name(f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Md5Core::write_alg_name(f)
-    }
-}
-
-impl AssociatedOid for Md5 {
-    const OID: ObjectIdentifier = Md5Core::OID;
-}
+// ---- The buffered hasher's own 0.11 traits. ----
 
 impl CoreProxy for Md5 {
     type Core = Md5Core;
