@@ -41,12 +41,16 @@ fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
 
 /// The walk of the directory `root`: its files (and errors, and special files) in
 /// order, one directory listed at a time, so that a tree of any size is walked in the
-/// memory of its deepest path's directories. Each directory's entries are read whole
-/// and sorted when the walk enters it.
+/// memory of its deepest path's directories (their listings, and one name: a tree
+/// 1,000 levels deep of 200-byte names costs 200 KB of names, not a name per level).
+/// Each directory's entries are read whole and sorted when the walk enters it.
 pub struct Walk {
     follow: bool,
     /// The directories entered and not yet left, innermost last.
     stack: Vec<Level>,
+    /// The name of the innermost directory entered; each level's name is the start of
+    /// it.
+    cur: Vec<u8>,
     /// (device, inode) of the directories on the path walked: a directory met again
     /// through a link (`-L`) is a loop.
     ancestors: Vec<(u64, u64)>,
@@ -57,7 +61,8 @@ pub struct Walk {
 }
 
 struct Level {
-    path: Vec<u8>,
+    /// The length of `cur` before this level was entered: its parent's name.
+    parent_len: usize,
     names: std::vec::IntoIter<(Vec<u8>, Option<std::fs::FileType>)>,
     /// Whether entering it pushed it onto `ancestors`.
     counted: bool,
@@ -68,13 +73,15 @@ impl Walk {
         Walk {
             follow,
             stack: Vec::new(),
+            cur: Vec::new(),
             ancestors: Vec::new(),
             queued: VecDeque::new(),
             root: Some(root.to_vec()),
         }
     }
 
-    /// List the directory `path`, to be walked next.
+    /// List the directory `path` (the current directory's name and one more), to be
+    /// walked next.
     fn enter(&mut self, path: Vec<u8>, counted: bool) {
         let rd = match longpath::read_dir(as_path(&path)) {
             Ok(rd) => rd,
@@ -98,10 +105,11 @@ impl Walk {
         }
         names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         self.stack.push(Level {
-            path,
+            parent_len: self.cur.len(),
             names: names.into_iter(),
             counted,
         });
+        self.cur = path;
     }
 }
 
@@ -121,12 +129,15 @@ impl Iterator for Walk {
             }
             let level = self.stack.last_mut()?;
             let Some((name, ft)) = level.names.next() else {
-                if self.stack.pop().is_some_and(|l| l.counted) {
-                    self.ancestors.pop();
+                if let Some(done) = self.stack.pop() {
+                    self.cur.truncate(done.parent_len);
+                    if done.counted {
+                        self.ancestors.pop();
+                    }
                 }
                 continue;
             };
-            let p = join(&level.path, &name);
+            let p = join(&self.cur, &name);
             let ft = match ft {
                 Some(t) => t,
                 None => match longpath::symlink_metadata(as_path(&p)) {
