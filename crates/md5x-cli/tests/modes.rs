@@ -1726,8 +1726,9 @@ fn recursive_walk_goes_on_past_errors() {
 /// Names of `PATH_MAX` (4096) bytes or more, which the kernel refuses whole: a tree 45
 /// levels of 200-byte names deep, a file at each level, is walked to the bottom by `-r`
 /// (a FIFO and links down there treated as anywhere else); its list checks with `-c`;
-/// a deep file named as an operand hashes in every mode; and errors in such names say
-/// what is wrong, not that the name is long. (md5sum says "File name too long".)
+/// a deep file named as an operand hashes in every mode; errors in such names say
+/// what is wrong, not that the name is long (md5sum says "File name too long"); and
+/// the progress line's totals count a file down there.
 /// Linux only, as `longpath.rs` is.
 #[cfg(target_os = "linux")]
 #[test]
@@ -1824,6 +1825,24 @@ fn names_longer_than_path_max() {
             )
         );
     }
+
+    // The progress line's totals count the deep files too: a sparse file of 2 GiB at
+    // the bottom, long enough to hash that the line is drawn.
+    let made = Command::new("bash")
+        .current_dir(d)
+        .args([
+            "-c",
+            r#"set -e; cd t; for i in $(seq 45); do cd "$1"; done
+            truncate -s 2G sparse"#,
+            "-",
+            &level,
+        ])
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "making the sparse file");
+    let o = md5x(d, &["--progress", "-r", "t"], b"");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = drawn(&o.stderr, "a deep walk");
+    assert!(lines[lines.len() - 1].contains("/2.0 GiB "), "{lines:?}");
 }
 
 /// A walk of more files than one engine run takes (4,096; a larger tree is hashed a
