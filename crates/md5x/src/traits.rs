@@ -45,18 +45,18 @@ impl Default for Md5Core {
 
 /// The traits that `digest` 0.10 and 0.11 share, for [`Md5Core`] and [`Md5`], written
 /// once for both: `$d` is the crate, `$api` its module of block-level traits
-/// (`block_api`; 0.10's `core_api`), `$blocks` how a slice of its blocks reaches the
-/// kernel as `&[[u8; 64]]` (a closure given the slice and the kernel's call).
+/// (`block_api`; 0.10's `core_api`). Each version's `UpdateCore` is written beside its
+/// invocation: their blocks reach the kernel differently.
 macro_rules! shared_digest_traits {
-    ($d:ident :: $api:ident, $blocks:expr) => {
+    ($d:ident :: $api:ident) => {
         const _: () = {
             use ::$d::{
                 block_buffer::Eager,
                 const_oid::{AssociatedOid, ObjectIdentifier},
                 typenum::{U16, U64},
                 $api::{
-                    AlgorithmName, Block, BlockSizeUser, Buffer, BufferKindUser, FixedOutputCore,
-                    OutputSizeUser, UpdateCore,
+                    AlgorithmName, BlockSizeUser, Buffer, BufferKindUser, FixedOutputCore,
+                    OutputSizeUser,
                 },
                 FixedOutput, FixedOutputReset, HashMarker, Output, Reset, Update,
             };
@@ -76,16 +76,6 @@ macro_rules! shared_digest_traits {
 
             impl OutputSizeUser for Md5Core {
                 type OutputSize = U16;
-            }
-
-            impl UpdateCore for Md5Core {
-                #[inline]
-                fn update_blocks(&mut self, blocks: &[Block<Self>]) {
-                    let each: fn(&[Block<Self>], &mut dyn FnMut(&[[u8; 64]])) = $blocks;
-                    self.block_len = self.block_len.wrapping_add(blocks.len() as u64);
-                    let (backend, state) = (self.backend, &mut self.state);
-                    each(blocks, &mut |b| backend.compress(state, b));
-                }
             }
 
             impl FixedOutputCore for Md5Core {
@@ -168,9 +158,14 @@ macro_rules! shared_digest_traits {
     };
 }
 
-shared_digest_traits!(digest::block_api, |blocks, each| each(
-    Array::cast_slice_to_core(blocks)
-));
+shared_digest_traits!(digest::block_api);
+
+impl ::digest::block_api::UpdateCore for Md5Core {
+    #[inline]
+    fn update_blocks(&mut self, blocks: &[::digest::block_api::Block<Self>]) {
+        self.absorb(Array::cast_slice_to_core(blocks));
+    }
+}
 
 // `digest` 0.10 (feature `digest010`): code still written against `md-5` 0.10's
 // `Digest` and `DynDigest` takes `md5x::Md5` unchanged. 0.10 seals `CoreProxy` (only its
@@ -178,13 +173,18 @@ shared_digest_traits!(digest::block_api, |blocks, each| each(
 // what `md-5` 0.10's `Md5` is, or on `md5x::Md5` through `SimpleHmac`. 0.10's blocks
 // are `GenericArray`s, which no safe cast turns into `[u8; 64]` slices: one at a time.
 #[cfg(feature = "digest010")]
-shared_digest_traits!(digest010::core_api, |blocks, each| {
-    for b in blocks {
-        each(core::slice::from_ref(
-            b.as_slice().try_into().expect("a block is 64 bytes"),
-        ));
+shared_digest_traits!(digest010::core_api);
+
+#[cfg(feature = "digest010")]
+impl ::digest010::core_api::UpdateCore for Md5Core {
+    #[inline]
+    fn update_blocks(&mut self, blocks: &[::digest010::core_api::Block<Self>]) {
+        for b in blocks {
+            let block: &[u8; 64] = b.as_slice().try_into().expect("a block is 64 bytes");
+            self.absorb(core::slice::from_ref(block));
+        }
     }
-});
+}
 
 impl Md5Core {
     /// A fresh core hashing on `backend`.
@@ -194,6 +194,13 @@ impl Md5Core {
             block_len: 0,
             backend,
         }
+    }
+
+    /// Hash whole blocks, and count them.
+    #[inline]
+    fn absorb(&mut self, blocks: &[[u8; 64]]) {
+        self.block_len = self.block_len.wrapping_add(blocks.len() as u64);
+        self.backend.compress(&mut self.state, blocks);
     }
 
     /// The digest of the blocks hashed and then `pending` (less than a block).
