@@ -13,7 +13,7 @@
 
 use std::io::{self, BufRead, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI8, Ordering};
 
 use md5x::chains::{limits::DEFAULT_PART_SIZE, ETag};
@@ -21,6 +21,7 @@ use md5x::Digest;
 
 use crate::algo::{show_size, Algo};
 use crate::engine::{self, Input, Job, Mode};
+use crate::longpath::as_path;
 use crate::{problematic, push_name, Ctx};
 
 pub struct Opts {
@@ -332,13 +333,13 @@ pub fn check_file(ctx: &mut Ctx, file: &[u8], o: &Opts) -> bool {
         engine::READ_STDIN.store(true, Ordering::Relaxed);
         Box::new(io::stdin().lock())
     } else {
-        match engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
+        match engine::open(as_path(file)) {
             Ok(f) => {
                 engine::LIST_FD.store(std::os::fd::AsRawFd::as_raw_fd(&f), Ordering::Relaxed);
                 let regular = f.metadata().is_ok_and(|m| m.is_file());
                 if let (Some(p), true) = (&progress, regular) {
                     // (Opened again: the read ahead keeps its own position.)
-                    if let Ok(again) = engine::open(Path::new(std::ffi::OsStr::from_bytes(file))) {
+                    if let Ok(again) = engine::open(as_path(file)) {
                         p.add_list(listed_files(again, o.algo, o.base64));
                         p.spawn();
                         count_chunks = false;

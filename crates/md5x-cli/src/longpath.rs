@@ -15,6 +15,12 @@
 use std::io;
 use std::path::Path;
 
+/// The name `b` (bytes, as Unix names are) as a path.
+pub fn as_path(b: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(b))
+}
+
 /// `op(path)`, or, where the kernel finds `path` too long, `op` on a short name for the
 /// same file (see the module's notes).
 pub fn retry<T>(path: &Path, op: impl Fn(&Path) -> io::Result<T>) -> io::Result<T> {
@@ -76,7 +82,7 @@ mod linux {
         // required to be one.)
         let mut short = format!("/proc/self/fd/{}/", fd.as_raw_fd()).into_bytes();
         short.extend_from_slice(last);
-        Some(op(Path::new(std::ffi::OsStr::from_bytes(&short))))
+        Some(op(super::as_path(&short)))
     }
 
     /// Whether this process's descriptors can be reached by name, looked at once.
@@ -154,11 +160,6 @@ mod tests {
         (root, name)
     }
 
-    fn path(b: &[u8]) -> &Path {
-        use std::os::unix::ffi::OsStrExt;
-        Path::new(std::ffi::OsStr::from_bytes(b))
-    }
-
     #[test]
     fn names_past_path_max_reach_the_file_they_name() {
         // 45 levels of 200 bytes: past 4096 twice, so three pieces.
@@ -179,23 +180,23 @@ mod tests {
         drop(f);
 
         // The plain operation fails: this is what retry is for.
-        let e = fs::read(path(&file)).unwrap_err();
+        let e = fs::read(as_path(&file)).unwrap_err();
         assert_eq!(
             e.raw_os_error(),
             Some(rustix::io::Errno::NAMETOOLONG.raw_os_error())
         );
-        assert_eq!(retry(path(&file), |p| fs::read(p)).unwrap(), b"deep\n");
-        let m = retry(path(&file), |p| fs::metadata(p)).unwrap();
+        assert_eq!(retry(as_path(&file), |p| fs::read(p)).unwrap(), b"deep\n");
+        let m = retry(as_path(&file), |p| fs::metadata(p)).unwrap();
         assert!(m.is_file());
         assert_eq!(m.len(), 5);
         // The directory, named with and without a trailing slash, is the one made.
-        let d = retry(path(&dir), |p| fs::symlink_metadata(p)).unwrap();
+        let d = retry(as_path(&dir), |p| fs::symlink_metadata(p)).unwrap();
         let mut slashed = dir.clone();
         slashed.push(b'/');
-        let d2 = retry(path(&slashed), |p| fs::metadata(p)).unwrap();
+        let d2 = retry(as_path(&slashed), |p| fs::metadata(p)).unwrap();
         assert!(d.is_dir() && d2.is_dir());
         assert_eq!((d.dev(), d.ino()), (d2.dev(), d2.ino()));
-        let names: Vec<_> = retry(path(&dir), |p| fs::read_dir(p))
+        let names: Vec<_> = retry(as_path(&dir), |p| fs::read_dir(p))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -205,20 +206,20 @@ mod tests {
         odd.extend_from_slice(b"//..//");
         odd.extend_from_slice(&[b'd'; 200]);
         odd.extend_from_slice(b"///f");
-        assert_eq!(retry(path(&odd), |p| fs::read(p)).unwrap(), b"deep\n");
+        assert_eq!(retry(as_path(&odd), |p| fs::read(p)).unwrap(), b"deep\n");
         // Errors name what is wrong: a missing file, a missing directory on the way, a
         // file taken for a directory.
         let mut missing = dir.clone();
         missing.extend_from_slice(b"/nothing");
-        let e = retry(path(&missing), |p| fs::read(p)).unwrap_err();
+        let e = retry(as_path(&missing), |p| fs::read(p)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         let mut gap = dir.clone();
         gap.extend_from_slice(b"/nothing/f");
-        let e = retry(path(&gap), |p| fs::read(p)).unwrap_err();
+        let e = retry(as_path(&gap), |p| fs::read(p)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         let mut through = file.clone();
         through.extend_from_slice(b"/f");
-        let e = retry(path(&through), |p| fs::read(p)).unwrap_err();
+        let e = retry(as_path(&through), |p| fs::read(p)).unwrap_err();
         assert_eq!(
             e.raw_os_error(),
             Some(rustix::io::Errno::NOTDIR.raw_os_error())
@@ -227,7 +228,7 @@ mod tests {
         let mut wide = dir.clone();
         wide.push(b'/');
         wide.extend_from_slice(&[b'x'; 300]);
-        let e = retry(path(&wide), |p| fs::read(p)).unwrap_err();
+        let e = retry(as_path(&wide), |p| fs::read(p)).unwrap_err();
         assert_eq!(
             e.raw_os_error(),
             Some(rustix::io::Errno::NAMETOOLONG.raw_os_error())

@@ -8,13 +8,11 @@
 //! per entry and the walk goes on.
 
 use std::collections::VecDeque;
-use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
-use crate::longpath;
+use crate::longpath::{self, as_path};
 
 pub enum Entry {
     File(Vec<u8>),
@@ -23,11 +21,6 @@ pub enum Entry {
     Special(Vec<u8>),
     /// A symbolic link, not followed (no `-L`): not hashed.
     Link,
-}
-
-/// The name `b` as a path.
-fn as_path(b: &[u8]) -> &Path {
-    Path::new(OsStr::from_bytes(b))
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
