@@ -1245,7 +1245,9 @@ fn hash_parts(
     // Chunks of 256 KiB per part: 16 lanes read 4 MiB per round, which stays in L2/L3
     // between the read and the hash.
     const CHUNK: usize = 256 << 10;
-    let chunk = CHUNK.min(len.div_ceil(64) as usize * 64).max(64);
+    // (In u64 until it is at most CHUNK: a part may pass 4 GiB, which a 32-bit usize
+    // cannot hold.)
+    let chunk = (len.div_ceil(64) * 64).min(CHUNK as u64).max(64) as usize;
     bufs.resize_with(n, alloc::vec::Vec::new);
     for b in bufs.iter_mut() {
         b.resize(chunk, 0);
@@ -1255,7 +1257,7 @@ fn hash_parts(
     let mut done = 0u64;
     let mut last = 0;
     while done < len {
-        last = chunk.min((len - done) as usize);
+        last = (len - done).min(chunk as u64) as usize;
         for (p, b) in bufs.iter_mut().enumerate() {
             read_full_at(file, &mut b[..last], start + p as u64 * len + done)?;
             told(progress, last)?;
@@ -1313,11 +1315,28 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result
         let got = file.read_at(buf, offset);
         #[cfg(windows)]
         let got = file.seek_read(buf, offset);
+        #[cfg(not(any(unix, windows)))]
+        let got = seek_and_read(file, buf, offset);
         match got {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             r => return r,
         }
     }
+}
+
+/// A positioned read where the platform has none in stable Rust (WASI, among others):
+/// a seek, then a read. The threads of `etag_file` read parts of one file at once, so
+/// every such pair runs under one lock, and the file's own offset moves (the library
+/// opened the file itself; nothing else reads it).
+#[cfg(all(feature = "std", not(any(unix, windows))))]
+fn seek_and_read(mut file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    static POSITIONED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = POSITIONED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    file.seek(SeekFrom::Start(offset))?;
+    file.read(buf)
 }
 
 #[cfg(test)]

@@ -588,8 +588,12 @@ pub(crate) fn portable_kernel_shape(
 
 /// Pick the monomorphised kernel for a run-time group count (1 to 3); any further
 /// const arguments follow the group count (`by_groups!(g, f, true)` is `f::<g, true>`).
-// Under Miri no ISA kernel is compiled, so nothing uses it.
-#[cfg_attr(miri, allow(unused_macros))]
+// Under Miri, and on CPUs other than x86_64 and aarch64, no ISA kernel is compiled, so
+// nothing uses it.
+#[cfg_attr(
+    any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))),
+    allow(unused_macros)
+)]
 macro_rules! by_groups {
     ($groups:expr, $f:ident $(, $c:expr)*) => {
         match $groups {
