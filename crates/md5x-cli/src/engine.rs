@@ -804,7 +804,11 @@ impl Read for Handed {
             // (A pipe: read from where it is, as it cannot be read at a position.)
             return self.f.read(buf);
         }
-        let n = if let Some(rest) = self.head.get(self.at as usize..).filter(|r| !r.is_empty()) {
+        // (A position past 4 GiB is past the head, also where usize is 32 bits.)
+        let rest = usize::try_from(self.at)
+            .ok()
+            .and_then(|at| self.head.get(at..));
+        let n = if let Some(rest) = rest.filter(|r| !r.is_empty()) {
             let n = rest.len().min(buf.len());
             buf[..n].copy_from_slice(&rest[..n]);
             n
@@ -1951,5 +1955,33 @@ mod tests {
         drop(again);
         drop(held);
         assert_eq!(DEFERRED.load(Ordering::Acquire), 0);
+    }
+
+    /// A handed-back stream whose worker read a head reads the file itself past the
+    /// head, also 4 GiB on, where a 32-bit position would wrap into the head again.
+    #[test]
+    fn a_handed_stream_reads_past_4_gib_from_the_file() {
+        let dir = std::env::temp_dir().join(format!("md5x-handed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sparse");
+        let far: u64 = (4 << 30) + 3;
+        {
+            let f = File::create(&path).unwrap();
+            f.set_len(far).unwrap();
+            std::os::unix::fs::FileExt::write_all_at(&f, b"tail", far).unwrap();
+        }
+        let mut h = Handed::new(File::open(&path).unwrap());
+        h.head = b"head bytes".to_vec();
+        let mut buf = [0u8; 4];
+        assert_eq!(h.read(&mut buf).unwrap(), 4);
+        assert_eq!(&buf, b"head");
+        for at in [far, (4 << 30) + 1] {
+            h.at = at;
+            let mut got = Vec::new();
+            h.read_to_end(&mut got).unwrap();
+            let want: &[u8] = if at == far { b"tail" } else { b"\0\0tail" };
+            assert_eq!(got, want, "from {at}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

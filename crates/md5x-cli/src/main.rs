@@ -522,8 +522,10 @@ fn run(closed: [bool; 3]) -> ! {
             ),
             Opt::Jobs => {
                 let v = val.unwrap_or_default();
-                match v.to_str().and_then(|t| t.trim().parse::<usize>().ok()) {
-                    Some(n) => s.jobs = Some(n),
+                // Read as 64 bits whatever the word size, so that a number takes the
+                // same meaning on every machine (anything past the cap is the cap).
+                match v.to_str().and_then(|t| t.trim().parse::<u64>().ok()) {
+                    Some(n) => s.jobs = Some(usize::try_from(n).unwrap_or(usize::MAX)),
                     None => {
                         let mut m = b"invalid number of jobs: ".to_vec();
                         m.extend_from_slice(&quote::quote_arg(v.as_bytes(), locale_is_utf8()));
