@@ -59,9 +59,11 @@ static ssize_t readable(int fd, size_t n, long long off) {
     return off + (long long)n > at ? (ssize_t)(at - off) : (ssize_t)n;
 }
 
-ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
-    static ssize_t (*real)(int, void *, size_t, off_t);
-    if (!real) real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+/* Offsets are off64_t (and the position is asked with lseek64): where off_t has 32
+ * bits (i686), files past 2 GiB are read all the same. */
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off) {
+    static ssize_t (*real)(int, void *, size_t, off64_t);
+    if (!real) real = (ssize_t (*)(int, void *, size_t, off64_t))dlsym(RTLD_NEXT, "pread64");
     ssize_t k = readable(fd, n, off);
     return k < 0 ? -1 : real(fd, buf, (size_t)k, off);
 }
@@ -72,7 +74,7 @@ ssize_t read(int fd, void *buf, size_t n) {
     static ssize_t (*real)(int, void *, size_t);
     if (!real) real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
     int saved = errno;
-    off_t off = lseek(fd, 0, SEEK_CUR);
+    off64_t off = lseek64(fd, 0, SEEK_CUR);
     errno = saved;
     ssize_t k = readable(fd, n, off);
     return k < 0 ? -1 : real(fd, buf, (size_t)k);
@@ -82,9 +84,8 @@ ssize_t read(int fd, void *buf, size_t n) {
 static __thread DIR *counting;
 static __thread long given;
 
-struct dirent64 *readdir64(DIR *dir) {
-    static struct dirent64 *(*real)(DIR *);
-    if (!real) real = (struct dirent64 * (*)(DIR *)) dlsym(RTLD_NEXT, "readdir64");
+/* Whether the listing of dir fails now (its count of entries reached). */
+static int refused(DIR *dir) {
     if (dir != counting) {
         counting = dir;
         given = 0;
@@ -92,16 +93,36 @@ struct dirent64 *readdir64(DIR *dir) {
     const char *rest;
     if (named(dirfd(dir), "unlistable-", &rest) && given >= atol(rest)) {
         errno = EIO;
-        return NULL;
+        return 1;
     }
+    return 0;
+}
+
+/* Count the entry named name that dir gave, and take its type away where asked. */
+static void seen(DIR *dir, const char *name, unsigned char *type) {
+    if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) given++;
+    if (named(dirfd(dir), "untyped", NULL)) *type = DT_UNKNOWN;
+}
+
+/* Both forms, each on its own real function: where off_t has 32 bits, struct dirent
+ * and struct dirent64 differ (elsewhere the two are the same function). */
+struct dirent64 *readdir64(DIR *dir) {
+    static struct dirent64 *(*real)(DIR *);
+    if (!real) real = (struct dirent64 * (*)(DIR *)) dlsym(RTLD_NEXT, "readdir64");
+    if (refused(dir)) return NULL;
     struct dirent64 *e = real(dir);
-    if (!e) return NULL;
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) given++;
-    if (named(dirfd(dir), "untyped", NULL)) e->d_type = DT_UNKNOWN;
+    if (e) seen(dir, e->d_name, &e->d_type);
     return e;
 }
 
-struct dirent *readdir(DIR *dir) { return (struct dirent *)readdir64(dir); }
+struct dirent *readdir(DIR *dir) {
+    static struct dirent *(*real)(DIR *);
+    if (!real) real = (struct dirent * (*)(DIR *)) dlsym(RTLD_NEXT, "readdir");
+    if (refused(dir)) return NULL;
+    struct dirent *e = real(dir);
+    if (e) seen(dir, e->d_name, &e->d_type);
+    return e;
+}
 
 int closedir(DIR *dir) {
     static int (*real)(DIR *);

@@ -68,9 +68,10 @@ static int not_yet(int fd) {
     return 1;
 }
 
-ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
-    static ssize_t (*real)(int, void *, size_t, off_t);
-    if (!real) real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+/* off64_t: where off_t has 32 bits (i686), pread64's offset has 64 all the same. */
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off) {
+    static ssize_t (*real)(int, void *, size_t, off64_t);
+    if (!real) real = (ssize_t (*)(int, void *, size_t, off64_t))dlsym(RTLD_NEXT, "pread64");
     if (not_yet(fd)) return -1;
     return real(fd, buf, n, off);
 }

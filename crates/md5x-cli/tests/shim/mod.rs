@@ -1,6 +1,8 @@
 //! What the tests that preload a library into md5x (`LD_PRELOAD`, to change what its
 //! reads return) share: building the library, a C source, with `cc` (which links these
-//! tests anyway), and the bytes of their files.
+//! tests anyway; `MD5X_SHIM_CC` names another compiler, one for md5x's target where
+//! that is not the machine's own, as the test command's 32-bit run does), and the bytes
+//! of their files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,16 +12,18 @@ pub fn build(dir: &Path, name: &str, source: &str) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     let lib = dir.join(format!("{name}.so"));
     std::fs::write(&src, source).unwrap();
-    let out = Command::new("cc")
+    let cc = std::env::var_os("MD5X_SHIM_CC").unwrap_or_else(|| "cc".into());
+    let out = Command::new(&cc)
         .args(["-shared", "-fPIC", "-O1", "-o"])
         .arg(&lib)
         .arg(&src)
         .arg("-ldl")
         .output()
-        .expect("cc (the linker of these tests) runs");
+        .unwrap_or_else(|e| panic!("{} (the linker of these tests) runs: {e}", cc.display()));
     assert!(
         out.status.success(),
-        "cc failed on {name}.c: {}",
+        "{} failed on {name}.c: {}",
+        cc.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     lib
