@@ -979,7 +979,9 @@ fn update_all(hashers: &mut [Md5], data: &[u8], threads: usize) {
 /// time (what is not a regular file from its current position, the others from their
 /// start); settings outside S3's limits are an `InvalidInput` error carrying the
 /// [`EtagError`], for every file, and so is a file that needs more than 10,000 parts,
-/// for that file.
+/// for that file. (On Unix and Windows the positioned reads leave a regular file's
+/// offset where it was; elsewhere, WASI among them, a seek and a read stand in for
+/// each, and the offset moves.)
 ///
 /// [`update_many_from`]: crate::update_many_from
 ///
@@ -1326,8 +1328,8 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result
 
 /// A positioned read where the platform has none in stable Rust (WASI, among others):
 /// a seek, then a read. The threads of `etag_file` read parts of one file at once, so
-/// every such pair runs under one lock, and the file's own offset moves (the library
-/// opened the file itself; nothing else reads it).
+/// every such pair runs under one lock; the file's own offset moves (`etag_files`
+/// says so).
 #[cfg(all(feature = "std", not(any(unix, windows))))]
 fn seek_and_read(mut file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     use std::io::{Read, Seek, SeekFrom};

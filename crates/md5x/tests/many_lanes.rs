@@ -537,6 +537,69 @@ fn par_hash_many_refuses_an_unsupported_backend_without_work() {
     assert!(msg.contains("is not supported by this CPU"), "{msg}");
 }
 
+/// `Lanes` slots past 4 GiB, fed a piece at a time from one buffer, so that the test
+/// runs where usize has 32 bits too (the test command's i686 run), where no slice
+/// reaches 4 GiB: two long slots (two live messages stay in the lanes) of lengths that
+/// end off a block's alignment and at its padding's edge, beside a short one, against
+/// md-5 fed the same pieces (each long reference on its own thread).
+#[cfg(not(miri))]
+#[test]
+fn lanes_past_4_gib_in_pieces() {
+    let chunk = bytes(1 << 20, 11);
+    let lens: [u64; 2] = [(4 << 30) + 77, (4 << 30) + 55];
+    // Piece k of a long slot: the chunk cut at a length that moves with k.
+    let piece = |k: u64| &chunk[..chunk.len() - (k % 64) as usize];
+    let pieces = |len: u64| {
+        let (mut left, mut k) = (len, 0u64);
+        std::iter::from_fn(move || {
+            let p = piece(k);
+            let n = left.min(p.len() as u64) as usize;
+            (left > 0).then(|| {
+                (left, k) = (left - n as u64, k + 1);
+                &p[..n]
+            })
+        })
+    };
+    let want: Vec<[u8; 16]> = std::thread::scope(|s| {
+        let refs: Vec<_> = lens
+            .map(|len| {
+                s.spawn(move || {
+                    let mut h = <md5_ref::Md5 as md5_ref::Digest>::new();
+                    pieces(len).for_each(|p| md5_ref::Digest::update(&mut h, p));
+                    <[u8; 16]>::from(md5_ref::Digest::finalize(h))
+                })
+            })
+            .into_iter()
+            .collect();
+        refs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let b = Backend::detected();
+    let mut lanes: Lanes<u8> = Lanes::with_backend(b);
+    let mut slots = [lanes.open(0), lanes.open(1), lanes.open(2)];
+    lanes.feed(&mut slots[0], b"abc");
+    let (mut a, mut c) = (pieces(lens[0]), pieces(lens[1]));
+    loop {
+        let (pa, pc) = (a.next(), c.next());
+        if pa.is_none() && pc.is_none() {
+            break;
+        }
+        if let Some(p) = pa {
+            lanes.feed(&mut slots[1], p);
+        }
+        if let Some(p) = pc {
+            lanes.feed(&mut slots[2], p);
+        }
+    }
+    for slot in slots {
+        lanes.close(slot);
+    }
+    lanes.flush();
+    let mut done: Vec<(u8, Digest)> = lanes.completions().collect();
+    done.sort_by_key(|d| d.0);
+    let done: Vec<[u8; 16]> = done.into_iter().map(|d| d.1.into()).collect();
+    assert_eq!(done, [reference(b"abc"), want[0], want[1]], "Lanes on {b}");
+}
+
 /// Messages past 4 GiB in the lanes: `hash_many` and `Lanes` keep lengths in 64 bits
 /// (block counts, the padding's bit length). A zeroed allocation is read from the
 /// kernel's zero page, so 4 GiB here costs time, not memory (hence Unix only: Windows
