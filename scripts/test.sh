@@ -100,6 +100,46 @@ else
     echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
 
+# 32 bits (i686, run natively with Debian's 32-bit C library): every length and
+# position past 4 GiB must stay in 64 bits where usize has 32 (ARM NAS boxes and old
+# PCs hash backups of that size); the library's tests and the command's, whose large
+# files and ETag parts pass 4 GiB. Then big-endian (s390x under qemu-user): MD5 reads
+# little-endian words, and every conversion must say so. Then wasm32 (WASI and the
+# bare target): the library must compile and lint clean; nothing here runs it.
+apt_install gcc-i686-linux-gnu libc6-dev-i386-cross libc6-i386 lib32gcc-s1 \
+    gcc-s390x-linux-gnu libc6-dev-s390x-cross || true
+if need i686-linux-gnu-gcc && [ -e /lib/ld-linux.so.2 ] &&
+    rustup target add i686-unknown-linux-gnu >/dev/null 2>&1; then
+    echo "== cargo test on i686 (32-bit): the library and the command"
+    # (MD5X_SHIM_CC: the libraries the read-error tests preload into md5x are 32-bit too.)
+    CARGO_TARGET_I686_UNKNOWN_LINUX_GNU_LINKER=i686-linux-gnu-gcc MD5X_SHIM_CC=i686-linux-gnu-gcc \
+        cargo test --release --target i686-unknown-linux-gnu -p md5x -p md5x-cli
+else
+    echo "== i686 (32-bit): NOT RUN (no i686 cross linker, 32-bit C library or Rust target here)"
+fi
+if need qemu-s390x && need s390x-linux-gnu-gcc &&
+    rustup target add s390x-unknown-linux-gnu >/dev/null 2>&1; then
+    echo "== cargo test on s390x under qemu (big-endian)"
+    # All but the messages past 4 GiB, which emulation makes too slow (i686 and
+    # x86_64 run those); one test at a time, as on aarch64.
+    CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc \
+        CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER="qemu-s390x -L /usr/s390x-linux-gnu" \
+        timeout -k 30 1200 cargo test -p md5x --release --target s390x-unknown-linux-gnu \
+        --lib --test many_lanes --test scalar_kernels --test chains --test vectors \
+        --test digest_traits -- --test-threads=1 --skip past_4_gib --skip more_than_4_gib
+else
+    echo "== s390x (big-endian): NOT RUN (no qemu-user, s390x cross linker or Rust target here)"
+fi
+if rustup target add wasm32-wasip1 wasm32-unknown-unknown >/dev/null 2>&1; then
+    echo "== cargo clippy for wasm32 (WASI, unknown): the library, default and all features"
+    for t in wasm32-wasip1 wasm32-unknown-unknown; do
+        cargo clippy --target "$t" -p md5x --lib -- -D warnings
+        cargo clippy --target "$t" -p md5x --lib --all-features -- -D warnings
+    done
+else
+    echo "== wasm32: NOT RUN (rustup could not add the wasm32 targets here)"
+fi
+
 # Other systems. Windows: the library's tests, built with MinGW and run under Wine
 # (scripts/windows-wine.sh), and the Python module compiled and linted for it; the
 # command is for Unix only (README). macOS: nothing here runs it, so the library, the
