@@ -4,7 +4,7 @@
 mod common;
 
 use common::{below, bytes, for_each_backend, reference, Choppy};
-use md5x::{tuning, Backend, Digest, Lanes};
+use md5x::{tuning, Backend, Digest, Lanes, Slot};
 
 fn zero() -> Digest {
     Digest::new([0; 16])
@@ -537,6 +537,20 @@ fn par_hash_many_refuses_an_unsupported_backend_without_work() {
     assert!(msg.contains("is not supported by this CPU"), "{msg}");
 }
 
+/// Close every slot, flush, and the digests in the order of their tokens.
+fn closed_in_token_order(
+    lanes: &mut Lanes<u8>,
+    slots: impl IntoIterator<Item = Slot>,
+) -> Vec<[u8; 16]> {
+    for slot in slots {
+        lanes.close(slot);
+    }
+    lanes.flush();
+    let mut done: Vec<(u8, Digest)> = lanes.completions().collect();
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1.into()).collect()
+}
+
 /// `Lanes` slots past 4 GiB, fed a piece at a time from one buffer, so that the test
 /// runs where usize has 32 bits too (the test command's i686 run), where no slice
 /// reaches 4 GiB: two long slots (two live messages stay in the lanes) of lengths that
@@ -590,13 +604,7 @@ fn lanes_past_4_gib_in_pieces() {
             lanes.feed(&mut slots[2], p);
         }
     }
-    for slot in slots {
-        lanes.close(slot);
-    }
-    lanes.flush();
-    let mut done: Vec<(u8, Digest)> = lanes.completions().collect();
-    done.sort_by_key(|d| d.0);
-    let done: Vec<[u8; 16]> = done.into_iter().map(|d| d.1.into()).collect();
+    let done = closed_in_token_order(&mut lanes, slots);
     assert_eq!(done, [reference(b"abc"), want[0], want[1]], "Lanes on {b}");
 }
 
@@ -640,12 +648,6 @@ fn past_4_gib_in_the_lanes() {
             lanes.feed(slot, piece);
         }
     }
-    for slot in slots {
-        lanes.close(slot);
-    }
-    lanes.flush();
-    let mut done: Vec<(u8, Digest)> = lanes.completions().collect();
-    done.sort_by_key(|d| d.0);
-    let done: Vec<[u8; 16]> = done.into_iter().map(|d| d.1.into()).collect();
+    let done = closed_in_token_order(&mut lanes, slots);
     assert_eq!(done, [want_small, want, want2], "Lanes on {b}");
 }
