@@ -1187,38 +1187,6 @@ mod tests {
         assert_eq!(cap(None, 7), 7);
     }
 
-    /// `file_sizes`: a regular file's size, 0 for a directory, a missing path and no
-    /// path, in order, on one thread or several.
-    #[cfg(feature = "std")]
-    #[test]
-    #[cfg_attr(miri, ignore = "the file system (Miri's isolation)")]
-    fn file_sizes_in_order() {
-        let dir = std::env::temp_dir().join(format!("md5x-sizes-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut want = Vec::new();
-        let mut owned = Vec::new();
-        for i in 0..7u64 {
-            let p = dir.join(format!("s{i}"));
-            std::fs::write(&p, alloc::vec![1u8; (i * 1000) as usize]).unwrap();
-            owned.push(p);
-            want.push(i * 1000);
-        }
-        let missing = dir.join("missing");
-        let mut paths: Vec<Option<&std::path::Path>> =
-            owned.iter().map(|p| Some(p.as_path())).collect();
-        paths.extend([Some(dir.as_path()), Some(missing.as_path()), None]);
-        want.extend([0, 0, 0]);
-        for threads in [0, 1, 3, 20] {
-            assert_eq!(
-                tuning::file_sizes(&paths, threads),
-                want,
-                "{threads} threads"
-            );
-        }
-        assert!(tuning::file_sizes(&[], 2).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
     /// Batches: a worker's share of the bytes, never more than `cap` inputs, and never
     /// past a worker's share by more than one input.
     #[test]

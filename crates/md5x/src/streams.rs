@@ -1343,6 +1343,7 @@ mod tests {
     /// zero: a panic in debug builds; in release builds a count at which no thread
     /// takes the role again, so that every writer that blocks waits forever.
     #[test]
+    #[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
     fn a_promoted_owner_counts_as_a_combiner() {
         let mut server = Server::with_config(Backend::Portable, 4096);
         // Runs of one batch, and a second combiner only from three queued batches,

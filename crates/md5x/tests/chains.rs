@@ -243,7 +243,7 @@ fn sparse_etags(
     readable: bool,
 ) -> [std::io::Result<ETag>; 2] {
     use md5x::chains::{etag_file, etag_files};
-    let dir = std::env::temp_dir().join(format!("md5x-{tag}-{}", std::process::id()));
+    let dir = common::scratch(tag);
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big");
     let f = std::fs::File::create(&big).unwrap();
@@ -372,7 +372,7 @@ fn etag_parsing() {
 
 #[test]
 fn etag_file_matches_streaming_at_any_thread_count() {
-    let dir = std::env::temp_dir().join(format!("md5x-etag-{}", std::process::id()));
+    let dir = common::scratch("etag");
     std::fs::create_dir_all(&dir).unwrap();
     let p = 5u64 << 20;
     for (i, len) in [0u64, 1, p - 1, p, p + 1, 3 * p + 4097]
@@ -402,7 +402,7 @@ fn etag_file_matches_streaming_at_any_thread_count() {
 /// and several thread counts against the streaming definition.
 #[test]
 fn etag_file_lanes_every_backend() {
-    let dir = std::env::temp_dir().join(format!("md5x-etag-lanes-{}", std::process::id()));
+    let dir = common::scratch("etag-lanes");
     std::fs::create_dir_all(&dir).unwrap();
     let p = (5u64 << 20) + 13;
     let data = common::bytes(17 * p as usize + 100, 91);
@@ -433,7 +433,7 @@ fn etag_file_lanes_every_backend() {
 #[cfg(unix)]
 #[test]
 fn etag_file_reads_a_fifo_to_its_end() {
-    let dir = std::env::temp_dir().join(format!("md5x-etag-fifo-{}", std::process::id()));
+    let dir = common::scratch("etag-fifo");
     std::fs::create_dir_all(&dir).unwrap();
     let p = 5u64 << 20;
     let data = common::bytes(3 * p as usize + 4097, 17);
@@ -492,7 +492,7 @@ fn stop_after(
 fn a_progress_error_stops_the_reads() {
     use std::io::ErrorKind;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let dir = std::env::temp_dir().join(format!("md5x-etag-stop-{}", std::process::id()));
+    let dir = common::scratch("etag-stop");
     std::fs::create_dir_all(&dir).unwrap();
     let p = 5u64 << 20;
     let path = dir.join("seven");
@@ -580,7 +580,7 @@ fn a_progress_error_stops_the_reads() {
 /// directory and settings outside S3's limits are errors, never ETags.
 #[test]
 fn etag_files_matches_one_by_one_every_backend() {
-    let dir = std::env::temp_dir().join(format!("md5x-etag-files-{}", std::process::id()));
+    let dir = common::scratch("etag-files");
     std::fs::create_dir_all(&dir).unwrap();
     let p = (5u64 << 20) + 13;
     let data = common::bytes(12 * p as usize + 200, 57);
@@ -702,7 +702,7 @@ fn etag_of_a_proc_file_is_of_what_it_holds() {
         eprintln!("NOT RUN: {path} is not an empty-seeming regular file here");
         return;
     }
-    let plain = std::env::temp_dir().join(format!("md5x-proc-{}", std::process::id()));
+    let plain = common::scratch("proc");
     std::fs::write(&plain, b"beside it").unwrap();
     let p = 5 << 20;
     for threshold in [0, 1, p] {
@@ -857,7 +857,7 @@ fn etags_by_part_size_match_one_size_at_a_time() {
 #[test]
 fn etag_files_reports_a_shrunk_file() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let dir = std::env::temp_dir().join(format!("md5x-shrink-{}", std::process::id()));
+    let dir = common::scratch("shrink");
     std::fs::create_dir_all(&dir).unwrap();
     let (p, threshold) = (8usize << 20, 5u64 << 20);
     let data = common::bytes((17 << 20) + 3, 77);

@@ -651,3 +651,34 @@ fn past_4_gib_in_the_lanes() {
     let done = closed_in_token_order(&mut lanes, slots);
     assert_eq!(done, [want_small, want, want2], "Lanes on {b}");
 }
+
+/// `tuning::file_sizes` (the command's sizes for its batches): a regular file's size, 0
+/// for a directory, a missing path and no path, in order, on one thread or several
+/// (and where no thread can be started, as on WASI, on this one).
+#[test]
+fn file_sizes_in_order() {
+    let dir = common::scratch("sizes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut want = Vec::new();
+    let mut owned = Vec::new();
+    for i in 0..7u64 {
+        let p = dir.join(format!("s{i}"));
+        std::fs::write(&p, vec![1u8; (i * 1000) as usize]).unwrap();
+        owned.push(p);
+        want.push(i * 1000);
+    }
+    let missing = dir.join("missing");
+    let mut paths: Vec<Option<&std::path::Path>> =
+        owned.iter().map(|p| Some(p.as_path())).collect();
+    paths.extend([Some(dir.as_path()), Some(missing.as_path()), None]);
+    want.extend([0, 0, 0]);
+    for threads in [0, 1, 3, 20] {
+        assert_eq!(
+            md5x::tuning::file_sizes(&paths, threads),
+            want,
+            "{threads} threads"
+        );
+    }
+    assert!(md5x::tuning::file_sizes(&[], 2).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -90,6 +90,7 @@ fn concurrent(server: &Server, threads: usize, max_len: usize, max_chunk: usize,
 }
 
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn concurrent_writers_random_chunks() {
     for (i, s) in servers().iter().enumerate() {
         concurrent(s, 8, 300_000, 70_000, 1000 + i as u64);
@@ -101,6 +102,7 @@ fn concurrent_writers_random_chunks() {
 }
 
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn many_writers_more_than_lanes() {
     // More streams than any kernel has lanes (48), each crossing many batches.
     let s = Server::with_config(Backend::active(), 4096);
@@ -176,6 +178,7 @@ fn finalize_keeps_the_stream_going() {
 /// woken when its batch is done). A lost wake-up used to leave one caller asleep for
 /// good, so a hang is reported as a failure after a generous time.
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn finalize_from_several_threads_at_once() {
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     let (tx, rx) = std::sync::mpsc::channel();
@@ -241,6 +244,7 @@ fn reset_and_reuse() {
 }
 
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn handles_dropped_mid_stream() {
     let s = Server::with_config(Backend::active(), 4096);
     // While other writers are busy, half the handles are dropped with batches queued
@@ -275,6 +279,7 @@ fn handles_dropped_mid_stream() {
 }
 
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn handle_dropped_with_its_batch_queued() {
     let s = Server::with_config(Backend::active(), 4096);
     let mut a = s.hasher();
@@ -333,6 +338,7 @@ fn digest_traits() {
 /// closed in turn (some dropped unfinished) while two other threads stream; the
 /// server's counts must return to zero and the live-handle count stay bounded.
 #[test]
+#[cfg_attr(target_os = "wasi", ignore = "threads: WASI preview 1 has none")]
 fn soak_nothing_accumulates() {
     let s = Server::with_config(Backend::active(), 8192);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -129,6 +129,23 @@ impl std::io::Read for Choppy<'_> {
     }
 }
 
+/// A path of this test process's own in the temporary folder, `md5x-{name}-{id}`,
+/// where `id` is the process ID. WASI has neither a temporary folder
+/// (`std::env::temp_dir` panics there) nor process IDs: there it is `$TMPDIR` (or
+/// `/tmp`), reached through the runner's preopened `/`, and the clock's nanoseconds.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    #[cfg(not(target_os = "wasi"))]
+    let (dir, id) = (std::env::temp_dir(), u128::from(std::process::id()));
+    #[cfg(target_os = "wasi")]
+    let (dir, id) = (
+        std::env::var_os("TMPDIR").map_or_else(|| "/tmp".into(), std::path::PathBuf::from),
+        std::time::SystemTime::UNIX_EPOCH
+            .elapsed()
+            .map_or(0, |t| t.as_nanos()),
+    );
+    dir.join(format!("md5x-{name}-{id}"))
+}
+
 /// What `python3 -c script` writes on standard output: Python's hashlib is the second,
 /// unrelated reference of some tests. Python must be there (a failed start fails the
 /// test), except where `MD5X_TEST_NO_PYTHON=1` says there is none to start (the
