@@ -984,7 +984,7 @@ def test_md5_par_bad_k():
 # backend
 
 
-KNOWN = {"portable", "x86_64", "sse2", "avx2", "avx512", "neon"}
+KNOWN = {"portable", "x86_64", "sse2", "avx2", "avx512", "neon", "simd128"}
 
 
 def run_python(code, **env):

@@ -1137,7 +1137,8 @@ fn backend_choice_errors() {
         let mut cmd = in_dir(MD5X, dir);
         run(cmd.arg0("md5x").env("MD5X_BACKEND", var).args(args), b"")
     };
-    let unknown = "unknown backend 'bogus' (known: portable, x86_64, sse2, avx2, avx512, neon)";
+    let unknown =
+        "unknown backend 'bogus' (known: portable, x86_64, sse2, avx2, avx512, neon, simd128)";
     let unsupported = format!("backend '{lacking}' is not supported by this CPU");
     for (name, why) in [("bogus", unknown), (lacking, &unsupported)] {
         let by_option = md5x(dir, &["--backend", name, "a"], b"");

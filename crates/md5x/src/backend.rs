@@ -64,6 +64,9 @@ pub enum Backend {
     /// Multi-buffer NEON lanes (aarch64): 4 messages per vector register; single
     /// messages use the portable kernel.
     Neon,
+    /// Multi-buffer WebAssembly SIMD lanes (wasm32 built with `simd128`): 4 messages
+    /// per vector; single messages use the portable kernel.
+    Simd128,
 }
 
 impl Backend {
@@ -75,6 +78,7 @@ impl Backend {
         Backend::Avx2,
         Backend::Avx512,
         Backend::Neon,
+        Backend::Simd128,
     ];
 
     /// The backend's name, as `MD5X_BACKEND` and `--backend` spell it.
@@ -86,6 +90,7 @@ impl Backend {
             Backend::Avx2 => "avx2",
             Backend::Avx512 => "avx512",
             Backend::Neon => "neon",
+            Backend::Simd128 => "simd128",
         }
     }
 
@@ -107,6 +112,8 @@ impl Backend {
                     target_endian = "little"
                 )) && !cfg!(miri)
             }
+            // Wasm has no run-time detection: the build enables it or not.
+            Backend::Simd128 => cfg!(all(target_arch = "wasm32", target_feature = "simd128")),
         }
     }
 
@@ -227,7 +234,7 @@ impl Backend {
             Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
                 unreachable!("x86-64 lane backend on another architecture")
             }
-            Backend::Neon => kernels::portable::compress(state, blocks),
+            Backend::Neon | Backend::Simd128 => kernels::portable::compress(state, blocks),
         }
     }
 
@@ -250,6 +257,7 @@ impl Backend {
             Backend::Avx2 => kernels::avx2::GROUPS,
             Backend::Avx512 => kernels::avx512::GROUPS,
             Backend::Neon => kernels::neon::GROUPS,
+            Backend::Simd128 => kernels::simd128::GROUPS,
             _ => return None,
         };
         self.lane_kernel_groups(groups)
@@ -263,6 +271,7 @@ impl Backend {
             Backend::Avx2 => Some(kernels::avx2::speed()),
             Backend::Avx512 => Some(kernels::avx512::speed()),
             Backend::Neon => Some(kernels::neon::SPEED),
+            Backend::Simd128 => Some(kernels::simd128::SPEED),
             _ => None,
         }
     }
@@ -274,6 +283,7 @@ impl Backend {
             Backend::Avx2 => kernels::avx2::kernel(groups),
             Backend::Avx512 => kernels::avx512::kernel(groups),
             Backend::Neon => kernels::neon::kernel(groups),
+            Backend::Simd128 => kernels::simd128::kernel(groups),
             _ => None,
         }
     }

@@ -154,6 +154,7 @@ pub(crate) mod cpu;
 pub(crate) mod lanes;
 pub(crate) mod neon;
 pub(crate) mod portable;
+pub(crate) mod simd128;
 pub(crate) mod sse2;
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod sse2_asm;
