@@ -340,7 +340,7 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_no_overread, check_refuses_bad_arguments, check_strided,
+            check, check_kernel, check_no_overread, check_refuses_bad_arguments,
             check_upper_halves_clean, check_variants, prefetch_run_variants,
         };
         use super::super::super::run::{DIRECT, PIPED};
@@ -354,8 +354,7 @@ mod imp {
             }
             for g in 1..=3 {
                 for k in [super::kernel(g).unwrap(), super::kernel_generic(g).unwrap()] {
-                    check(|s, l, n| k.compress(s, l, n), 8, k.lanes, 3, g as u64);
-                    check_strided(k.strided, 8, k.lanes, 3, 50 + g as u64);
+                    check_kernel(k, g as u64);
                 }
             }
             // Every variant, whichever this CPU picks: with the prefetch and without;

@@ -300,8 +300,8 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_no_overread, check_refuses_bad_arguments, check_strided,
-            check_upper_halves_clean, check_variants,
+            check_kernel, check_no_overread, check_refuses_bad_arguments, check_upper_halves_clean,
+            check_variants,
         };
         use super::super::super::run::{BY_LENGTH, DIRECT, PIPED, STAGED};
         use super::{strided, strided_asm};
@@ -314,8 +314,7 @@ mod imp {
             }
             for g in 1..=3 {
                 for k in [super::kernel(g).unwrap(), super::kernel_generic(g).unwrap()] {
-                    check(|s, l, n| k.compress(s, l, n), 16, k.lanes, 3, 20 + g as u64);
-                    check_strided(k.strided, 16, k.lanes, 3, 70 + g as u64);
+                    check_kernel(k, 20 + g as u64);
                 }
                 // The hand-scheduled kernel's direct, piped and staged loops each at
                 // every length, not only where `PIPED_FROM` sends them.

@@ -28,21 +28,11 @@ pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
     not(miri)
 ))]
 mod imp {
-    use super::super::lanes::{self, by_groups, Lane, LaneKernel};
+    use super::super::lanes::{self, Lane, LaneKernel};
     use core::arch::aarch64::*;
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
-        Some(LaneKernel {
-            lanes: 4 * groups,
-            width: 4,
-            strided: by_groups!(groups, strided)?,
-            min_live: 2,
-        })
-    }
-
-    /// The kernel entry (a stride between a lane's blocks; see `LaneKernel`). NEON is enabled for the whole build (checked by this module's `cfg`).
-    fn strided<const G: usize>(state: &mut [u32], lanes: &[&[u8]], nblocks: usize, stride: usize) {
-        lanes::compress_strided::<Neon, G>(state, lanes, nblocks, stride)
+        lanes::static_kernel::<Neon>(groups)
     }
 
     /// Four lanes; NEON is statically enabled wherever this module is compiled.
@@ -140,14 +130,12 @@ mod imp {
 
     #[cfg(test)]
     mod tests {
-        use super::super::super::lanes::tests::{check, check_strided};
+        use super::super::super::lanes::tests::check_kernel;
 
         #[test]
         fn neon_lanes_match_scalar() {
             for g in 1..=3 {
-                let k = super::kernel(g).unwrap();
-                check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 30 + g as u64);
-                check_strided(k.strided, 4, k.lanes, 3, 50 + 30 + g as u64);
+                check_kernel(super::kernel(g).unwrap(), 30 + g as u64);
             }
         }
     }

@@ -249,7 +249,7 @@ mod imp {
     mod tests {
         use super::super::super::lanes::by_groups;
         use super::super::super::lanes::tests::{
-            check, check_no_overread, check_refuses_bad_arguments, check_strided,
+            check, check_kernel, check_no_overread, check_refuses_bad_arguments, check_strided,
             check_upper_halves_clean, check_variants, prefetch_run_variants,
         };
         use super::super::super::run::{BY_LENGTH, DIRECT, PIPED};
@@ -259,8 +259,7 @@ mod imp {
         fn sse2_lanes_match_scalar() {
             for g in 1..=3 {
                 for k in [super::kernel(g).unwrap(), super::kernel_generic(g).unwrap()] {
-                    check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 10 + g as u64);
-                    check_strided(k.strided, 4, k.lanes, 3, 50 + 10 + g as u64);
+                    check_kernel(k, 10 + g as u64);
                 }
                 // Every variant, whichever this CPU picks: the hand-scheduled kernel
                 // with the prefetch and without, its direct and piped loops each at
