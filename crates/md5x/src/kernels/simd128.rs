@@ -6,7 +6,7 @@
 //! function in one instruction. Message words: four 16-byte loads per quarter block,
 //! transposed with two rounds of 32-bit shuffles. Wasm has no run-time feature
 //! detection: the backend exists where the build enables `simd128`
-//! (`-C target-feature=+simd128`), and every engine that loads such a module runs it.
+//! (`-C target-feature=+simd128`), and an engine without SIMD refuses such a module.
 //!
 //! [`Lane`]: super::lanes::Lane
 
