@@ -105,15 +105,10 @@ impl Backend {
             Backend::Sse2 => cfg!(target_arch = "x86_64") && !cfg!(miri),
             Backend::Avx2 => lane_feature_detected!("avx2"),
             Backend::Avx512 => lane_feature_detected!("avx512f"),
-            Backend::Neon => {
-                cfg!(all(
-                    target_arch = "aarch64",
-                    target_feature = "neon",
-                    target_endian = "little"
-                )) && !cfg!(miri)
-            }
-            // Wasm has no run-time detection: the build enables it or not.
-            Backend::Simd128 => cfg!(all(target_arch = "wasm32", target_feature = "simd128")),
+            // ISAs that the build enables or not (wasm has no run-time detection):
+            // supported where their kernel is compiled in, by their files' `cfg`.
+            Backend::Neon => kernels::neon::kernel(1).is_some(),
+            Backend::Simd128 => kernels::simd128::kernel(1).is_some(),
         }
     }
 

@@ -674,11 +674,11 @@ fn file_sizes_in_order() {
     want.extend([0, 0, 0]);
     for threads in [0, 1, 3, 20] {
         assert_eq!(
-            md5x::tuning::file_sizes(&paths, threads),
+            tuning::file_sizes(&paths, threads),
             want,
             "{threads} threads"
         );
     }
-    assert!(md5x::tuning::file_sizes(&[], 2).is_empty());
+    assert!(tuning::file_sizes(&[], 2).is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
