@@ -640,3 +640,145 @@ fn verify_lines(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{push_line, LineForm};
+
+    /// xorshift64: the same names and sums in every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// A byte, mostly one that means something to the parser.
+        fn byte(&mut self) -> u8 {
+            const TRICKY: &[u8] = b" \t\\\n\r()=*#-\"M5DPETAGabcdef0123456789+/";
+            match self.below(4) {
+                0 => 1 + self.below(255) as u8,
+                _ => TRICKY[self.below(TRICKY.len())],
+            }
+        }
+    }
+
+    /// `BSD_REVERSED` is the process's: one test at a time sets it.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    const ALGOS: [Algo; 5] = [
+        Algo::Md5,
+        Algo::Par(4),
+        Algo::Par(8),
+        Algo::Par(16),
+        Algo::Etag,
+    ];
+
+    /// A line md5x writes in hash mode, newline included, and what it says.
+    fn written(rng: &mut Rng) -> (Vec<u8>, Algo, ETag, Vec<u8>, bool) {
+        let name: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.byte()).collect();
+        let algo = ALGOS[rng.below(ALGOS.len())];
+        let digest = Digest::from(
+            rng.next()
+                .to_le_bytes()
+                .repeat(2)
+                .try_into()
+                .unwrap_or([0; 16]),
+        );
+        let want = match (algo, rng.below(2)) {
+            (Algo::Etag, 0) => ETag::multipart(digest, 1 + rng.below(10_000) as u32),
+            _ => ETag::single(digest),
+        };
+        let base64 = algo != Algo::Etag && rng.below(3) == 0;
+        let form = LineForm {
+            tag: (rng.below(2) == 0).then(|| algo.tag().as_bytes()),
+            binary: rng.below(2) == 0,
+            delim: b'\n',
+        };
+        let mut line = Vec::new();
+        push_line(&mut line, &form, &name, |l| match base64 {
+            true => l.extend_from_slice(digest.to_base64().as_bytes()),
+            false => l.extend_from_slice(want.to_string().as_bytes()),
+        });
+        (line, algo, want, name, base64)
+    }
+
+    /// Every line hash mode writes reads back as its name and sum: any name bytes
+    /// (blanks, parentheses, `=`, backslashes, newlines and carriage returns among
+    /// them), each sum, tagged or not, text or binary, hex or base64.
+    #[test]
+    fn hash_mode_lines_read_back() {
+        let _one = ONE_AT_A_TIME.lock();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..100_000 {
+            let (line, algo, want, name, base64) = written(&mut rng);
+            let shown = String::from_utf8_lossy(&line).into_owned();
+            // Untagged lines hold `algo`'s sums; tagged ones say theirs, whatever `-a`.
+            let tagged = ALGOS.iter().any(|a| line.starts_with(a.tag().as_bytes()))
+                || line.starts_with(b"\\")
+                    && ALGOS
+                        .iter()
+                        .any(|a| line[1..].starts_with(a.tag().as_bytes()));
+            let untagged_algo = if tagged {
+                ALGOS[rng.below(ALGOS.len())]
+            } else {
+                algo
+            };
+            BSD_REVERSED.store(-1, Ordering::Relaxed);
+            let l =
+                content(&line).unwrap_or_else(|| panic!("{shown:?} read as a comment or blank"));
+            let p = split_line(l, untagged_algo, base64)
+                .unwrap_or_else(|| panic!("{shown:?} (-a {untagged_algo:?}) did not parse"));
+            assert_eq!(p.name, name, "{shown:?}: the name");
+            assert_eq!((p.algo, p.want), (algo, want), "{shown:?}: the sum");
+        }
+    }
+
+    /// Lines a byte off those md5x writes (cut short, a byte changed, added or taken
+    /// out), and lines of random bytes: the parser never panics, and a name it reads
+    /// holds no NUL (which no file name can).
+    #[test]
+    fn damaged_lines_never_panic() {
+        let _one = ONE_AT_A_TIME.lock();
+        let mut rng = Rng(0x0123_4567_89ab_cdef);
+        for round in 0..200_000 {
+            let mut line = match round % 8 {
+                0 => (0..rng.below(90)).map(|_| rng.byte()).collect(),
+                _ => written(&mut rng).0,
+            };
+            let at = rng.below(line.len() + 1);
+            match rng.below(5) {
+                0 => line.truncate(at),
+                1 if at < line.len() => line[at] = rng.byte(),
+                2 => line.insert(at, if rng.below(8) == 0 { 0 } else { rng.byte() }),
+                3 if at < line.len() => {
+                    line.remove(at);
+                }
+                _ => {}
+            }
+            let Some(l) = content(&line) else {
+                continue;
+            };
+            for algo in ALGOS {
+                for base64 in [false, true] {
+                    BSD_REVERSED.store(rng.below(3) as i8 - 1, Ordering::Relaxed);
+                    if let Some(p) = split_line(l, algo, base64) {
+                        assert!(
+                            !p.name.contains(&0),
+                            "{:?}: a NUL in the name",
+                            String::from_utf8_lossy(l)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

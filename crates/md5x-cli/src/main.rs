@@ -800,6 +800,39 @@ pub fn push_name(out: &mut Vec<u8>, name: &[u8], escape: bool) {
     }
 }
 
+/// How hash mode writes its lines.
+pub struct LineForm<'a> {
+    /// `--tag`: the BSD form, `TAG (NAME) = SUM`, with this tag.
+    pub tag: Option<&'a [u8]>,
+    /// `-b`: `SUM *NAME` (else `SUM  NAME`).
+    pub binary: bool,
+    /// What ends the line: `\n`, or `\0` with `-z` (which escapes no name).
+    pub delim: u8,
+}
+
+/// Append hash mode's line for `name`, its sum written by `sum`, as md5sum writes it:
+/// a name with a backslash, newline or carriage return escaped (unless `-z`) and the
+/// line then marked by a leading `\`.
+pub fn push_line(line: &mut Vec<u8>, form: &LineForm, name: &[u8], sum: impl FnOnce(&mut Vec<u8>)) {
+    let esc = form.delim == b'\n' && problematic(name);
+    if esc {
+        line.push(b'\\');
+    }
+    if let Some(tag) = form.tag {
+        line.extend_from_slice(tag);
+        line.extend_from_slice(b" (");
+        push_name(line, name, esc);
+        line.extend_from_slice(b") = ");
+        sum(line);
+    } else {
+        sum(line);
+        line.push(b' ');
+        line.push(if form.binary { b'*' } else { b' ' });
+        push_name(line, name, esc);
+    }
+    line.push(form.delim);
+}
+
 /// The most inputs one engine run takes in hash mode: a walk (`-r`) of a larger tree,
 /// or a longer operand list, is hashed a run at a time, so that memory stays bounded
 /// (every name held at once took about 270 bytes a file: 53 MB for 200,000 files; 4.6
@@ -897,23 +930,12 @@ fn hash_mode(
                     (Task::Note(m), _) => ctx.error(&m),
                     (Task::Hash(name), Some(Ok(d))) => {
                         line.clear();
-                        let esc = delim == b'\n' && problematic(&name);
-                        if esc {
-                            line.push(b'\\');
-                        }
-                        if tag {
-                            line.extend_from_slice(tag_name);
-                            line.extend_from_slice(b" (");
-                            push_name(&mut line, &name, esc);
-                            line.extend_from_slice(b") = ");
-                            push_sum(&mut line, &d);
-                        } else {
-                            push_sum(&mut line, &d);
-                            line.push(b' ');
-                            line.push(if binary { b'*' } else { b' ' });
-                            push_name(&mut line, &name, esc);
-                        }
-                        line.push(delim);
+                        let form = LineForm {
+                            tag: tag.then_some(tag_name),
+                            binary,
+                            delim,
+                        };
+                        push_line(&mut line, &form, &name, |l| push_sum(l, &d));
                         ctx.out.write(&line);
                     }
                     (Task::Hash(name), Some(Err(e))) => {
