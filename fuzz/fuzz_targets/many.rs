@@ -1,7 +1,8 @@
-//! Many messages of uneven lengths at once: `hash_many` on every backend, each lane
-//! kernel with 1 to 3 groups (hand-scheduled and generic) and any cut-over to the
-//! single-stream kernel, the portable lane shapes, and `update_many` onto hashers that
-//! already hold part of their message, against `md-5`.
+//! Many messages of uneven lengths at once: `hash_many` and `par_hash_many` (every
+//! core) on every backend, each lane kernel with 1 to 3 groups (hand-scheduled and
+//! generic) and any cut-over to the single-stream kernel, the portable lane shapes,
+//! and `update_many` onto hashers that already hold part of their message, against
+//! `md-5`.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -40,8 +41,12 @@ fuzz_target!(|input: Input| {
     let min_live = usize::from(input.min_live) % 50;
 
     assert_eq!(md5x::hash_many(&messages), want, "hash_many");
+    assert_eq!(md5x::par_hash_many(&messages), want, "par_hash_many");
     for backend in backends() {
         assert_eq!(md5x::hash_many_with(backend, &messages), want, "{backend}");
+        let mut out = vec![Digest::from([0; 16]); n];
+        md5x::par_hash_many_into_with(backend, &messages, &mut out);
+        assert_eq!(out, want, "{backend}: par_hash_many");
         for groups in 1..=3 {
             let mut out = vec![Digest::from([0; 16]); n];
             if tuning::hash_many_tuned(backend, groups, min_live, &messages, &mut out) {
