@@ -99,9 +99,13 @@ impl Cut {
     /// of the 64 offsets within a line, or (the offset's top bit set) ending where the
     /// pool's allocation ends, so that a read past a message's end is one past the
     /// buffer (AddressSanitizer reports it); from `own`, whatever part of it fits.
+    /// A pool message's length is `len`'s low 30 bits modulo 256 B, 4 KiB, 64 KiB or
+    /// 256 KiB, as its top two bits say: short messages, where padding and lane
+    /// endings vary most, are as likely as long ones.
     pub fn bytes<'a>(&self, own: &'a [u8]) -> &'a [u8] {
         if self.from_pool {
-            let len = self.len as usize % (POOL - 64 + 1);
+            let most = [256, 4096, 65536, POOL - 64][(self.len >> 30) as usize];
+            let len = (self.len & 0x3fff_ffff) as usize % (most + 1);
             let start = match self.offset & 0x8000 {
                 0 => usize::from(self.offset) % 64,
                 _ => POOL - len,
