@@ -212,9 +212,11 @@ fn split_line(s: &[u8], algo: Algo, base64: bool) -> Option<Parsed> {
         }
         return None;
     }
-    if rest.starts_with(b"MD5") || rest.starts_with(b"ETAG") {
-        return None;
-    }
+    // md5sum (and cksum 9.7) give up here on any other line that starts with the tag,
+    // which cannot be a hex sum; but a base64 sum can start with `MD5` or `ETAG` (one in
+    // 262,144 starts with `MD5`), and `md5x --base64` writes such lines: they are read
+    // as the untagged lines they are.
+    //
     // Long enough for 32 hex digits (24 base64 characters), a blank and a
     // one-character name.
     let shortest = if base64 && algo != Algo::Etag { 24 } else { 32 };
@@ -682,8 +684,47 @@ mod tests {
         Algo::Etag,
     ];
 
-    /// A line md5x writes in hash mode, newline included, and what it says.
-    fn written(rng: &mut Rng) -> (Vec<u8>, Algo, ETag, Vec<u8>, bool) {
+    /// A line md5x writes in hash mode (newline included), and what it says.
+    struct Written {
+        line: Vec<u8>,
+        algo: Algo,
+        want: ETag,
+        name: Vec<u8>,
+        base64: bool,
+        tagged: bool,
+    }
+
+    /// The line hash mode writes for `name` and `want`, with these settings.
+    fn write(
+        name: &[u8],
+        algo: Algo,
+        want: ETag,
+        base64: bool,
+        tagged: bool,
+        binary: bool,
+    ) -> Written {
+        let form = LineForm {
+            tag: tagged.then(|| algo.tag().as_bytes()),
+            binary,
+            delim: b'\n',
+        };
+        let mut line = Vec::new();
+        push_line(&mut line, &form, name, |l| match base64 {
+            true => l.extend_from_slice(want.digest().to_base64().as_bytes()),
+            false => l.extend_from_slice(want.to_string().as_bytes()),
+        });
+        Written {
+            line,
+            algo,
+            want,
+            name: name.to_vec(),
+            base64,
+            tagged,
+        }
+    }
+
+    /// A random line hash mode writes.
+    fn written(rng: &mut Rng) -> Written {
         let name: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.byte()).collect();
         let algo = ALGOS[rng.below(ALGOS.len())];
         let digest = Digest::from(
@@ -698,17 +739,27 @@ mod tests {
             _ => ETag::single(digest),
         };
         let base64 = algo != Algo::Etag && rng.below(3) == 0;
-        let form = LineForm {
-            tag: (rng.below(2) == 0).then(|| algo.tag().as_bytes()),
-            binary: rng.below(2) == 0,
-            delim: b'\n',
-        };
-        let mut line = Vec::new();
-        push_line(&mut line, &form, &name, |l| match base64 {
-            true => l.extend_from_slice(digest.to_base64().as_bytes()),
-            false => l.extend_from_slice(want.to_string().as_bytes()),
-        });
-        (line, algo, want, name, base64)
+        write(
+            &name,
+            algo,
+            want,
+            base64,
+            rng.below(2) == 0,
+            rng.below(2) == 0,
+        )
+    }
+
+    /// `w`'s line parses back to its name and sum; an untagged line is read with its
+    /// own algorithm, a tagged one with any.
+    fn reads_back(w: &Written, other: Algo) {
+        let shown = String::from_utf8_lossy(&w.line).into_owned();
+        let untagged_algo = if w.tagged { other } else { w.algo };
+        BSD_REVERSED.store(-1, Ordering::Relaxed);
+        let l = content(&w.line).unwrap_or_else(|| panic!("{shown:?} read as a comment or blank"));
+        let p = split_line(l, untagged_algo, w.base64)
+            .unwrap_or_else(|| panic!("{shown:?} (-a {untagged_algo:?}) did not parse"));
+        assert_eq!(p.name, w.name, "{shown:?}: the name");
+        assert_eq!((p.algo, p.want), (w.algo, w.want), "{shown:?}: the sum");
     }
 
     /// Every line hash mode writes reads back as its name and sum: any name bytes
@@ -719,26 +770,33 @@ mod tests {
         let _one = ONE_AT_A_TIME.lock();
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..100_000 {
-            let (line, algo, want, name, base64) = written(&mut rng);
-            let shown = String::from_utf8_lossy(&line).into_owned();
-            // Untagged lines hold `algo`'s sums; tagged ones say theirs, whatever `-a`.
-            let tagged = ALGOS.iter().any(|a| line.starts_with(a.tag().as_bytes()))
-                || line.starts_with(b"\\")
-                    && ALGOS
-                        .iter()
-                        .any(|a| line[1..].starts_with(a.tag().as_bytes()));
-            let untagged_algo = if tagged {
-                ALGOS[rng.below(ALGOS.len())]
-            } else {
-                algo
-            };
-            BSD_REVERSED.store(-1, Ordering::Relaxed);
-            let l =
-                content(&line).unwrap_or_else(|| panic!("{shown:?} read as a comment or blank"));
-            let p = split_line(l, untagged_algo, base64)
-                .unwrap_or_else(|| panic!("{shown:?} (-a {untagged_algo:?}) did not parse"));
-            assert_eq!(p.name, name, "{shown:?}: the name");
-            assert_eq!((p.algo, p.want), (algo, want), "{shown:?}: the sum");
+            let w = written(&mut rng);
+            reads_back(&w, ALGOS[rng.below(ALGOS.len())]);
+        }
+    }
+
+    /// Base64 sums that start with a tag's letters (md5sum gives up on a line that
+    /// starts with its tag and is not tagged): in every form, under every `-a`.
+    #[test]
+    fn base64_sums_that_start_like_a_tag() {
+        let _one = ONE_AT_A_TIME.lock();
+        for b64 in [
+            "MD5adwArj4rPhO8GR2DyPg==",
+            "ETAGxxxxxxxxxxxxxxxxxA==",
+            "MD5Pxxxxxxxxxxxxxxxxxg==",
+        ] {
+            let digest = Digest::from_base64(b64).unwrap();
+            for algo in [Algo::Md5, Algo::Par(4), Algo::Par(8), Algo::Par(16)] {
+                for (tagged, binary) in [(false, false), (false, true), (true, false)] {
+                    for name in [&b"f"[..], b"MD5 (x) = y", b"back\\slash"] {
+                        let w = write(name, algo, ETag::single(digest), true, tagged, binary);
+                        assert!(w.line.windows(24).any(|x| x == b64.as_bytes()));
+                        for other in ALGOS {
+                            reads_back(&w, other);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -752,7 +810,7 @@ mod tests {
         for round in 0..200_000 {
             let mut line = match round % 8 {
                 0 => (0..rng.below(90)).map(|_| rng.byte()).collect(),
-                _ => written(&mut rng).0,
+                _ => written(&mut rng).line,
             };
             let at = rng.below(line.len() + 1);
             match rng.below(5) {

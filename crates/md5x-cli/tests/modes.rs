@@ -736,6 +736,42 @@ fn unbase64(s: &str) -> Vec<u8> {
     out
 }
 
+/// A base64 sum can start with `MD5` (this file's does: one in 262,144), where md5sum
+/// and cksum 9.7 take the line for a broken tagged one and cannot check what cksum
+/// wrote; md5x checks it, and hex lines that start so stay misformatted.
+#[test]
+fn a_base64_sum_that_starts_with_the_tag_checks() {
+    let tmp = TempDir::new("base64-tag");
+    let dir = tmp.path();
+    fs::write(dir.join("f"), b"25893").unwrap();
+    let o = md5x(dir, &["--base64", "f"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.code),
+        ("MD5adwArj4rPhO8GR2DyPg==  f\n", Some(0))
+    );
+    fs::write(dir.join("sums"), o.out()).unwrap();
+    for form in [
+        &["-c", "--base64", "sums"][..],
+        &["-c", "--base64", "--strict", "sums"],
+    ] {
+        let o = md5x(dir, form, b"");
+        assert_eq!(
+            (o.out().as_str(), o.stderr.as_str(), o.code),
+            ("f: OK\n", "", Some(0))
+        );
+    }
+    fs::write(dir.join("hex"), "MD5adwArj4rPhO8GR2DyPgMD5adwArj4r  f\n").unwrap();
+    let o = md5x(dir, &["-c", "--base64", "hex"], b"");
+    assert_eq!(
+        (o.out().as_str(), o.stderr.as_str(), o.code),
+        (
+            "",
+            "md5x: hex: no properly formatted checksum lines found\n",
+            Some(1)
+        )
+    );
+}
+
 #[test]
 fn base64_sums_match_the_hex_ones_and_check() {
     let tmp = TempDir::new("base64");
