@@ -898,10 +898,11 @@ fn hash_mode(
         p.spawn();
     }
 
-    let delim = if s.zero { b'\0' } else { b'\n' };
-    let binary = s.binary == 1;
-    let tag = s.tag;
-    let tag_name = s.algo.tag().as_bytes();
+    let form = LineForm {
+        tag: s.tag.then(|| s.algo.tag().as_bytes()),
+        binary: s.binary == 1,
+        delim: if s.zero { b'\0' } else { b'\n' },
+    };
     let in_base64 = s.base64;
     let push_sum = |line: &mut Vec<u8>, d: &engine::Sum| {
         if in_base64 {
@@ -930,11 +931,6 @@ fn hash_mode(
                     (Task::Note(m), _) => ctx.error(&m),
                     (Task::Hash(name), Some(Ok(d))) => {
                         line.clear();
-                        let form = LineForm {
-                            tag: tag.then_some(tag_name),
-                            binary,
-                            delim,
-                        };
                         push_line(&mut line, &form, &name, |l| push_sum(l, &d));
                         ctx.out.write(&line);
                     }
