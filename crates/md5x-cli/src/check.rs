@@ -727,13 +727,8 @@ mod tests {
     fn written(rng: &mut Rng) -> Written {
         let name: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.byte()).collect();
         let algo = ALGOS[rng.below(ALGOS.len())];
-        let digest = Digest::from(
-            rng.next()
-                .to_le_bytes()
-                .repeat(2)
-                .try_into()
-                .unwrap_or([0; 16]),
-        );
+        let digest =
+            Digest::from((u128::from(rng.next()) << 64 | u128::from(rng.next())).to_le_bytes());
         let want = match (algo, rng.below(2)) {
             (Algo::Etag, 0) => ETag::multipart(digest, 1 + rng.below(10_000) as u32),
             _ => ETag::single(digest),
