@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use md5x::{Digest, Lanes, Slot};
-use md5x_fuzz::{backends, Cut, Reference};
+use md5x_fuzz::{backends, pick, Cut, Reference, MAX_BYTES};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Op {
@@ -38,9 +38,6 @@ struct Input {
     ops: Vec<Op>,
 }
 
-/// Bytes fed per backend at most, so one input takes milliseconds.
-const MAX_BYTES: usize = 4 << 20;
-
 /// Check completions against the closed inputs' digests, removing them.
 fn collect(lanes: &mut Lanes<u32>, closed: &mut HashMap<u32, Digest>, most: usize) {
     let most = if most == 0 { usize::MAX } else { most };
@@ -58,7 +55,6 @@ fuzz_target!(|input: Input| {
         let mut closed: HashMap<u32, Digest> = HashMap::new();
         let mut next = 0u32;
         let mut fed = 0;
-        let pick = |i: u8, n: usize| usize::from(i) % n;
         for &op in input.ops.iter().take(2000) {
             match op {
                 Op::Open => {

@@ -8,7 +8,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use md5x::{tuning, Digest, Md5};
-use md5x_fuzz::{backends, reference, Cut};
+use md5x_fuzz::{backends, reference, Cut, MAX_BYTES};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -20,9 +20,6 @@ struct Input {
     /// Where `update_many` cuts each message: bytes fed before it.
     splits: Vec<u16>,
 }
-
-/// Bytes hashed per run at most, so one input takes milliseconds.
-const MAX_BYTES: usize = 4 << 20;
 
 fuzz_target!(|input: Input| {
     let mut total = 0;

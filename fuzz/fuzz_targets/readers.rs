@@ -10,7 +10,7 @@ use std::io::{self, Read};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use md5x::Md5;
-use md5x_fuzz::{backends, reference, Cut};
+use md5x_fuzz::{backends, reference, Cut, MAX_BYTES};
 
 #[derive(Arbitrary, Debug, Clone)]
 struct Spec {
@@ -69,9 +69,6 @@ impl Read for Reader<'_> {
         Ok(n)
     }
 }
-
-/// Bytes read per backend at most, so one input takes milliseconds.
-const MAX_BYTES: usize = 4 << 20;
 
 fuzz_target!(|input: Input| {
     let mut total = 0;

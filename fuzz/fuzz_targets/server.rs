@@ -7,7 +7,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use md5x::{Server, StreamHasher};
-use md5x_fuzz::{backends, Cut, Reference};
+use md5x_fuzz::{backends, pick, Cut, Reference, MAX_BYTES};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Op {
@@ -36,9 +36,6 @@ struct Input {
     ops: Vec<Op>,
 }
 
-/// Bytes fed per backend at most, so one input takes milliseconds.
-const MAX_BYTES: usize = 4 << 20;
-
 fn check(h: &StreamHasher, r: &Reference, what: &str) {
     assert_eq!(h.finalize(), r.digest(), "{}: {what}", h.server().backend());
 }
@@ -48,7 +45,6 @@ fuzz_target!(|input: Input| {
         let server = Server::with_config(backend, usize::from(input.batch_kib) << 10);
         let mut live: Vec<(StreamHasher, Reference)> = Vec::new();
         let mut fed = 0;
-        let pick = |i: u8, n: usize| usize::from(i) % n;
         for &op in input.ops.iter().take(2000) {
             match op {
                 Op::New => live.push((server.hasher(), Reference::default())),

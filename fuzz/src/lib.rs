@@ -15,6 +15,15 @@ use md5x::{Backend, Digest};
 /// 16 blocks and the server's 4 KiB batches many times over, plus an offset.
 pub const POOL: usize = (256 << 10) + 64;
 
+/// Bytes one input may hash per backend (per run for `many`), so that it takes
+/// milliseconds.
+pub const MAX_BYTES: usize = 4 << 20;
+
+/// Which of `n` live items (slots, streams) an operation's index `i` names.
+pub fn pick(i: u8, n: usize) -> usize {
+    usize::from(i) % n
+}
+
 /// A fixed pseudo-random buffer (xorshift64*), the same in every run.
 pub fn pool() -> &'static [u8] {
     static POOL_BYTES: OnceLock<Vec<u8>> = OnceLock::new();
