@@ -34,7 +34,16 @@ in two or three operations, the rotation in three or one byte shuffle, the add o
 from memory and 32 unpacks, three a quad), the 128 words moved by 32-bit loads and
 stores (eight a quad), or half of each. Build those with `-mavx2`.
 
-Prints bytes/cycle for 5 passes; cycles come from a dependent chain of 64-bit `imul`
+A fourth argument, CHAINS (0, 1 or 2; AVX-512 kinds other than scalar and mixed),
+adds that many single-message MD5 chains in the general registers, one step of each
+beside every step of the lanes (the `x86_64` kernel's nine instructions a step): can the
+integer ports hash a message or two more while the vector ports hash the lanes?
+
+    python3 docs/bench/transpose_probe.py 2 ms34 5 1 > /tmp/c1.c &&
+        gcc -O2 -mavx512f -o /tmp/c1 /tmp/c1.c && /tmp/c1
+
+Prints bytes/cycle for 5 passes (with chains, the lanes' and the chains' bytes together,
+and the lanes' alone); cycles come from a dependent chain of 64-bit `imul`
 (3 cycles each; on Intel's recent cores a chain of `add $1` is folded at rename).
 Digests are not computed: the rows stay in L1 and the values do not matter.
 x86-64 with AVX-512F (AVX2 for the avx2 kinds).
@@ -44,10 +53,12 @@ import sys
 G = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 KIND = sys.argv[2] if len(sys.argv) > 2 else "none"
 PASSES = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+CHAINS = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 MS = {"ms4": (3, 2, 256), "ms34": (2, 4, 128), "ms234": (1, 8, 64)}
 MS.update({k + "a": v for k, v in MS.items()})
 AVX2 = KIND.startswith("avx2-")
 BASE = KIND[len("avx2-"):] if AVX2 else KIND
+assert 0 <= CHAINS <= 2 and not (CHAINS and (AVX2 or BASE in ("scalar", "mixed")))
 assert 1 <= G <= 3 and BASE in ("none", "vector", "scalar", "mixed", *(() if AVX2 else MS))
 LANES = 8 if AVX2 else 16
 ROW = 4 * LANES  # bytes in a message row (one word of every lane)
@@ -113,6 +124,34 @@ def avx2_lines():
     return lines
 
 
+# The general registers of each scalar chain: a, b, c, d at block start, then t.
+CHAIN_REGS = [["rax", "rbx", "r8", "r9", "r10"], ["r11", "r12", "r13", "r14", "r15"]]
+
+
+def low32(reg):
+    """The 32-bit name of a 64-bit general register, as the asm template spells it."""
+    return "%%e" + reg[1:] if reg[1:] in ("ax", "bx") else f"%%{reg}d"
+
+
+def chain_step(c, s):
+    """Step `s` of scalar chain `c` in the general registers, in the F round's form of
+    the `x86_64` kernel (its `step_f!`: nine instructions, the word read from memory)."""
+    regs = [low32(r) for r in CHAIN_REGS[c]]
+    a, b, cc, d = (regs[(i - s) % 4] for i in range(4))
+    t = regs[4]
+    return [
+        f"add {48 * STRIDE + 64 * c + 4 * (s % 16)}(%%rsi), {a}",
+        f"xor {cc}, {t}",
+        f"add ${(s * 0x9E3779B9) % (1 << 31)}, {a}",
+        f"and {b}, {t}",
+        f"xor {d}, {t}",
+        f"add {t}, {a}",
+        f"mov {cc}, {t}",
+        f"rol ${ROTATE[0][s % 4]}, {a}",
+        f"add {b}, {a}",
+    ]
+
+
 def avx512_lines():
     """The AVX-512 kernel's steps (the F round's form throughout), with the stand-in."""
     lines = []
@@ -152,11 +191,18 @@ def avx512_lines():
                     off = row + (place - part) * BITS // 8
                     w = "64" if BITS == 64 else "32"
                     lines.append(f"vmovdqu{w} {src}, {off}(%%rdi)%{{%%k{part}%}}")
+        for c in range(CHAINS):
+            lines += chain_step(c, s)
     return lines
 
 
 lines = avx2_lines() if AVX2 else avx512_lines()
 body = "\n".join(f'        "{line}\\n"' for line in lines)
+# With two chains, every free general register holds a chain: the block count is kept
+# in memory.
+gprs = ", ".join(f'"{r}"' for r in dict.fromkeys(
+    ["rax", "r9", "r10", "r11"] + [r for c in CHAIN_REGS[:CHAINS] for r in c]))
+count, dec = ("+m", "decq") if CHAINS == 2 else ("+r", "dec")
 clobbers = ", ".join(f'"xmm{i}"' for i in list(range(16)) + ([] if AVX2 else list(range(20, 32))))
 
 print(f"""#include <stdio.h>
@@ -208,14 +254,16 @@ int main(void) {{
         "1:\\n"
 {body}
         "xchg %%rdx, %%rdi\\n"
-        "dec %2\\n"
+        "{dec} %2\\n"
         "jnz 1b\\n"
-        : "+d"(rd), "+D"(wr), "+r"(n)
+        : "+d"(rd), "+D"(wr), "{count}"(n)
         : "S"(src), "c"(k)
-        : "rax", "r9", "r10", "r11", "memory", "cc", {clobbers});
+        : {gprs}, "memory", "cc", {clobbers});
         double cycles = (now() - t) / cs;
-        printf("G=%d {KIND}: %.1f cycles a block of every group, %.2f bytes/cycle (%.2f GHz)\\n",
-               {G}, cycles / blocks, blocks * 64.0 * {LANES} * {G} / cycles, 1 / cs / 1e9);
+        printf("G=%d {KIND} chains={CHAINS}: %.1f cycles a block of every group, %.2f bytes/cycle "
+               "(%.2f in the lanes; %.2f GHz)\\n", {G}, cycles / blocks,
+               blocks * 64.0 * ({LANES} * {G} + {CHAINS}) / cycles,
+               blocks * 64.0 * {LANES} * {G} / cycles, 1 / cs / 1e9);
     }}
     return 0;
 }}""")
