@@ -31,9 +31,12 @@ rustup target add "$TARGET" >/dev/null 2>&1 || setup_failed "rustup could not ad
 
 # A Wine prefix of our own under target/, with the stand-in DLL in its system folder.
 export WINEPREFIX="$ROOT/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+SERVER="${WINE%64}server"
+[ -x "$SERVER" ] || SERVER=$(command -v wineserver || true)
+[ -n "$SERVER" ] || setup_failed "no wineserver here"
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
     "$WINE" wineboot --init >/dev/null 2>&1 || true
-    "${WINE%64}server" -w 2>/dev/null || wineserver -w 2>/dev/null || true
+    "$SERVER" -w 2>/dev/null || true
 fi
 sys32="$WINEPREFIX/drive_c/windows/system32"
 [ -d "$sys32" ] || setup_failed "Wine did not make its prefix at $WINEPREFIX"
@@ -43,6 +46,13 @@ x86_64-w64-mingw32-gcc -shared -O2 -o "$sys32/bcryptprimitives.dll" scripts/wine
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 export MD5X_TEST_NO_PYTHON=1
+# One Wine server for the whole run, kept up until the end: by default it exits a few
+# seconds after its last process, and a test binary that started just then failed once
+# (2026-11-29: "wine client error:0: recvmsg: Connection reset by peer", before any
+# test ran).
+"$SERVER" -k 2>/dev/null || true
+"$SERVER" -p || setup_failed "could not start a persistent wineserver"
+trap '"$SERVER" -k 2>/dev/null || true' EXIT
 # A hang under Wine (none seen yet) would wait out CI's whole budget: the run is
 # stopped after 20 minutes (it takes 2-4, building included) and fails.
 timeout -k 30 1200 cargo test -p md5x --release --target "$TARGET" "$@" || {
