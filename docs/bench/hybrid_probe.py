@@ -64,9 +64,10 @@ def sse2_step(rnd, r, a, b, c, d):
     return out + [f"paddd {b},{a}"]
 
 
-def scalar_step(rnd, r, t, a, b, c, d):
-    """One step of a scalar chain: message word and constant, round function, rotate."""
-    out = [f"add 64(%1),{a}", f"add $0x5a827999,{a}"]
+def scalar_step(rnd, r, t, a, b, c, d, word="64(%1)", k=0x5a827999):
+    """One step of a scalar chain: message word (at address `word`) and constant `k`,
+    round function, rotate. transpose_probe.py imports it for its chains."""
+    out = [f"add {word},{a}", f"add ${k:#x},{a}"]
     out += [[f"mov {c},{t}", f"xor {d},{t}", f"and {b},{t}", f"xor {d},{t}"],
             [f"mov {d},{t}", f"not {t}", f"and {c},{t}", f"add {t},{a}", f"mov {d},{t}",
              f"and {b},{t}"],

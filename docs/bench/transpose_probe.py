@@ -36,7 +36,7 @@ stores (eight a quad), or half of each. Build those with `-mavx2`.
 
 A fourth argument, CHAINS (0, 1 or 2; AVX-512 kinds other than scalar and mixed),
 adds that many single-message MD5 chains in the general registers, one step of each
-beside every step of the lanes (the `x86_64` kernel's nine instructions a step): can the
+beside every step of the lanes (hybrid_probe.py's nine-instruction step): can the
 integer ports hash a message or two more while the vector ports hash the lanes?
 
     python3 docs/bench/transpose_probe.py 2 ms34 5 1 > /tmp/c1.c &&
@@ -49,6 +49,8 @@ Digests are not computed: the rows stay in L1 and the values do not matter.
 x86-64 with AVX-512F (AVX2 for the avx2 kinds).
 """
 import sys
+
+from hybrid_probe import roles, scalar_step
 
 G = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 KIND = sys.argv[2] if len(sys.argv) > 2 else "none"
@@ -134,22 +136,12 @@ def low32(reg):
 
 
 def chain_step(c, s):
-    """Step `s` of scalar chain `c` in the general registers, in the F round's form of
-    the `x86_64` kernel (its `step_f!`: nine instructions, the word read from memory)."""
+    """Step `s` of scalar chain `c` in the general registers: hybrid_probe.py's scalar
+    step in the F round's form, its word read from beside the lanes' data."""
     regs = [low32(r) for r in CHAIN_REGS[c]]
-    a, b, cc, d = (regs[(i - s) % 4] for i in range(4))
-    t = regs[4]
-    return [
-        f"add {48 * STRIDE + 64 * c + 4 * (s % 16)}(%%rsi), {a}",
-        f"xor {cc}, {t}",
-        f"add ${(s * 0x9E3779B9) % (1 << 31)}, {a}",
-        f"and {b}, {t}",
-        f"xor {d}, {t}",
-        f"add {t}, {a}",
-        f"mov {cc}, {t}",
-        f"rol ${ROTATE[0][s % 4]}, {a}",
-        f"add {b}, {a}",
-    ]
+    word = f"{48 * STRIDE + 64 * c + 4 * (s % 16)}(%%rsi)"
+    return scalar_step(0, ROTATE[0][s % 4], regs[4], *roles(regs[:4], s), word=word,
+                       k=(s * 0x9E3779B9) % (1 << 31))
 
 
 def avx512_lines():
