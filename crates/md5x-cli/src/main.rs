@@ -14,6 +14,7 @@ mod algo;
 mod args;
 mod check;
 mod engine;
+mod lines;
 mod longpath;
 mod progress;
 mod quote;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use algo::Algo;
 use args::{Item, Opt};
 use engine::{Config, Input, Job, Mode};
+use lines::{push_line, LineForm};
 use progress::Progress;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -776,61 +778,6 @@ enum Task {
     Msg(Vec<u8>),
     /// A notice: said on stderr; the exit status is unchanged.
     Note(Vec<u8>),
-}
-
-/// Whether md5sum escapes `name` in its output: it holds a backslash, newline or
-/// carriage return.
-pub fn problematic(name: &[u8]) -> bool {
-    name.iter().any(|&c| matches!(c, b'\\' | b'\n' | b'\r'))
-}
-
-/// Append `name` with md5sum's escaping (`\\`, `\n`, `\r`) when `escape`.
-pub fn push_name(out: &mut Vec<u8>, name: &[u8], escape: bool) {
-    if !escape {
-        out.extend_from_slice(name);
-        return;
-    }
-    for &c in name {
-        match c {
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            _ => out.push(c),
-        }
-    }
-}
-
-/// How hash mode writes its lines.
-pub struct LineForm<'a> {
-    /// `--tag`: the BSD form, `TAG (NAME) = SUM`, with this tag.
-    pub tag: Option<&'a [u8]>,
-    /// `-b`: `SUM *NAME` (else `SUM  NAME`).
-    pub binary: bool,
-    /// What ends the line: `\n`, or `\0` with `-z` (which escapes no name).
-    pub delim: u8,
-}
-
-/// Append hash mode's line for `name`, its sum written by `sum`, as md5sum writes it:
-/// a name with a backslash, newline or carriage return escaped (unless `-z`) and the
-/// line then marked by a leading `\`.
-pub fn push_line(line: &mut Vec<u8>, form: &LineForm, name: &[u8], sum: impl FnOnce(&mut Vec<u8>)) {
-    let esc = form.delim == b'\n' && problematic(name);
-    if esc {
-        line.push(b'\\');
-    }
-    if let Some(tag) = form.tag {
-        line.extend_from_slice(tag);
-        line.extend_from_slice(b" (");
-        push_name(line, name, esc);
-        line.extend_from_slice(b") = ");
-        sum(line);
-    } else {
-        sum(line);
-        line.push(b' ');
-        line.push(if form.binary { b'*' } else { b' ' });
-        push_name(line, name, esc);
-    }
-    line.push(form.delim);
 }
 
 /// The most inputs one engine run takes in hash mode: a walk (`-r`) of a larger tree,
