@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 secs=${1:-45}
 seed=${MD5X_FUZZ_SEED:-1}
-targets=${MD5X_FUZZ_TARGETS:-parse streams many readers lanes server}
+targets=${MD5X_FUZZ_TARGETS:-parse lines streams many readers lanes server}
 
 rustup toolchain list 2>/dev/null | grep -q nightly || exit 2
 case $(cargo fuzz --version 2>/dev/null) in
