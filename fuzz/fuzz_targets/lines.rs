@@ -20,17 +20,9 @@ use std::sync::atomic::Ordering;
 use algo::Algo;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use lines::{content, push_line, split_line, LineForm, Parsed, BSD_REVERSED};
+use lines::{content, line_for, split_line, Parsed, BSD_REVERSED, TAGS};
 use md5x::chains::ETag;
 use md5x::Digest;
-
-const ALGOS: [Algo; 5] = [
-    Algo::Md5,
-    Algo::Par(4),
-    Algo::Par(8),
-    Algo::Par(16),
-    Algo::Etag,
-];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -49,21 +41,6 @@ struct Input {
     binary: bool,
 }
 
-/// Hash mode's line for `name` and `want` (newline included).
-fn write(name: &[u8], algo: Algo, want: ETag, base64: bool, tagged: bool, binary: bool) -> Vec<u8> {
-    let form = LineForm {
-        tag: tagged.then(|| algo.tag().as_bytes()),
-        binary,
-        delim: b'\n',
-    };
-    let mut line = Vec::new();
-    push_line(&mut line, &form, name, |l| match base64 {
-        true => l.extend_from_slice(want.digest().to_base64().as_bytes()),
-        false => l.extend_from_slice(want.to_string().as_bytes()),
-    });
-    line
-}
-
 /// `line` as `-c` reads it in a fresh run, its untagged sums under `-a algo`.
 fn read(line: &[u8], algo: Algo, base64: bool) -> Option<Parsed> {
     BSD_REVERSED.store(-1, Ordering::Relaxed);
@@ -71,8 +48,9 @@ fn read(line: &[u8], algo: Algo, base64: bool) -> Option<Parsed> {
 }
 
 fuzz_target!(|input: Input| {
-    let algo = ALGOS[usize::from(input.algo) % ALGOS.len()];
-    let other = ALGOS[usize::from(input.algo / 8) % ALGOS.len()];
+    // Every sum md5x computes has a tag.
+    let algo = TAGS[usize::from(input.algo) % TAGS.len()].1;
+    let other = TAGS[usize::from(input.algo / 8) % TAGS.len()].1;
 
     // Any line, as the reader cuts it.
     let raw = match input.line.iter().position(|&c| c == b'\n') {
@@ -83,7 +61,7 @@ fuzz_target!(|input: Input| {
     if let Some(p) = content(raw).and_then(|l| split_line(l, algo, input.base64)) {
         let shown = String::from_utf8_lossy(raw);
         assert!(!p.name.contains(&0), "{shown:?}: a NUL in the name");
-        let again = write(&p.name, p.algo, p.want, false, true, false);
+        let again = line_for(&p.name, p.algo, p.want, false, true, false);
         let q = read(&again, other, false).unwrap_or_else(|| {
             let again = String::from_utf8_lossy(&again);
             panic!("{shown:?} written again as {again:?} did not parse")
@@ -107,7 +85,7 @@ fuzz_target!(|input: Input| {
         _ => ETag::single(digest),
     };
     let base64 = input.base64 && algo != Algo::Etag;
-    let line = write(&name, algo, want, base64, input.tagged, input.binary);
+    let line = line_for(&name, algo, want, base64, input.tagged, input.binary);
     // An untagged line holds the sum `-a` names; a tagged one is read under any.
     let untagged_algo = if input.tagged { other } else { algo };
     let shown = String::from_utf8_lossy(&line);

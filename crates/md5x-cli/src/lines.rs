@@ -75,6 +75,33 @@ pub fn push_line(line: &mut Vec<u8>, form: &LineForm, name: &[u8], sum: impl FnO
     line.push(form.delim);
 }
 
+/// The line hash mode writes for `name` and the `algo` sum `want` (newline included):
+/// the sum in hex (an ETag with its `-N`) or in base64, tagged or not, text or binary.
+/// Hash mode writes its sums straight from the engine's results; this is for what
+/// reads its lines back: the unit tests below and the fuzz target
+/// (`fuzz/fuzz_targets/lines.rs`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn line_for(
+    name: &[u8],
+    algo: Algo,
+    want: ETag,
+    base64: bool,
+    tagged: bool,
+    binary: bool,
+) -> Vec<u8> {
+    let form = LineForm {
+        tag: tagged.then(|| algo.tag().as_bytes()),
+        binary,
+        delim: b'\n',
+    };
+    let mut line = Vec::new();
+    push_line(&mut line, &form, name, |l| match base64 {
+        true => l.extend_from_slice(want.digest().to_base64().as_bytes()),
+        false => l.extend_from_slice(want.to_string().as_bytes()),
+    });
+    line
+}
+
 /// md5sum decides once per run whether one-space lines are the BSD reversed format:
 /// -1 undecided, 0 no (two-space/asterisk lines seen), 1 yes.
 pub static BSD_REVERSED: AtomicI8 = AtomicI8::new(-1);
@@ -182,8 +209,9 @@ pub struct Parsed {
     pub name: Vec<u8>,
 }
 
-/// The tags of BSD-style lines, longest first where one is a prefix of another.
-const TAGS: &[(&[u8], Algo)] = &[
+/// The tags of BSD-style lines, longest first where one is a prefix of another: one
+/// for every sum md5x computes.
+pub const TAGS: &[(&[u8], Algo)] = &[
     (b"MD5-P16", Algo::Par(16)),
     (b"MD5-P4", Algo::Par(4)),
     (b"MD5-P8", Algo::Par(8)),
@@ -333,57 +361,33 @@ mod tests {
     /// `BSD_REVERSED` is the process's: one test at a time sets it.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    const ALGOS: [Algo; 5] = [
-        Algo::Md5,
-        Algo::Par(4),
-        Algo::Par(8),
-        Algo::Par(16),
-        Algo::Etag,
-    ];
-
-    /// A line md5x writes in hash mode (newline included), and what it says.
-    struct Written {
-        line: Vec<u8>,
-        algo: Algo,
-        want: ETag,
-        name: Vec<u8>,
-        base64: bool,
-        tagged: bool,
+    /// Every sum md5x computes (each has a tag).
+    fn any_algo(rng: &mut Rng) -> Algo {
+        TAGS[rng.below(TAGS.len())].1
     }
 
-    /// The line hash mode writes for `name` and `want`, with these settings.
-    fn write(
-        name: &[u8],
+    /// What a line md5x writes in hash mode says, and its form.
+    struct Written {
+        name: Vec<u8>,
         algo: Algo,
         want: ETag,
         base64: bool,
         tagged: bool,
         binary: bool,
-    ) -> Written {
-        let form = LineForm {
-            tag: tagged.then(|| algo.tag().as_bytes()),
-            binary,
-            delim: b'\n',
-        };
-        let mut line = Vec::new();
-        push_line(&mut line, &form, name, |l| match base64 {
-            true => l.extend_from_slice(want.digest().to_base64().as_bytes()),
-            false => l.extend_from_slice(want.to_string().as_bytes()),
-        });
-        Written {
-            line,
-            algo,
-            want,
-            name: name.to_vec(),
-            base64,
-            tagged,
+    }
+
+    impl Written {
+        /// The line (newline included).
+        fn line(&self) -> Vec<u8> {
+            let w = self;
+            line_for(&w.name, w.algo, w.want, w.base64, w.tagged, w.binary)
         }
     }
 
     /// A random line hash mode writes.
     fn written(rng: &mut Rng) -> Written {
         let name: Vec<u8> = (0..1 + rng.below(24)).map(|_| rng.byte()).collect();
-        let algo = ALGOS[rng.below(ALGOS.len())];
+        let algo = any_algo(rng);
         let digest =
             Digest::from((u128::from(rng.next()) << 64 | u128::from(rng.next())).to_le_bytes());
         let want = match (algo, rng.below(2)) {
@@ -391,23 +395,25 @@ mod tests {
             _ => ETag::single(digest),
         };
         let base64 = algo != Algo::Etag && rng.below(3) == 0;
-        write(
-            &name,
+        let tagged = rng.below(2) == 0;
+        Written {
+            name,
             algo,
             want,
             base64,
-            rng.below(2) == 0,
-            rng.below(2) == 0,
-        )
+            tagged,
+            binary: rng.below(2) == 0,
+        }
     }
 
     /// `w`'s line parses back to its name and sum; an untagged line is read with its
     /// own algorithm, a tagged one with any.
     fn reads_back(w: &Written, other: Algo) {
-        let shown = String::from_utf8_lossy(&w.line).into_owned();
+        let line = w.line();
+        let shown = String::from_utf8_lossy(&line).into_owned();
         let untagged_algo = if w.tagged { other } else { w.algo };
         BSD_REVERSED.store(-1, Ordering::Relaxed);
-        let l = content(&w.line).unwrap_or_else(|| panic!("{shown:?} read as a comment or blank"));
+        let l = content(&line).unwrap_or_else(|| panic!("{shown:?} read as a comment or blank"));
         let p = split_line(l, untagged_algo, w.base64)
             .unwrap_or_else(|| panic!("{shown:?} (-a {untagged_algo:?}) did not parse"));
         assert_eq!(p.name, w.name, "{shown:?}: the name");
@@ -423,7 +429,8 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..100_000 {
             let w = written(&mut rng);
-            reads_back(&w, ALGOS[rng.below(ALGOS.len())]);
+            let other = any_algo(&mut rng);
+            reads_back(&w, other);
         }
     }
 
@@ -441,9 +448,16 @@ mod tests {
             for algo in [Algo::Md5, Algo::Par(4), Algo::Par(8), Algo::Par(16)] {
                 for (tagged, binary) in [(false, false), (false, true), (true, false)] {
                     for name in [&b"f"[..], b"MD5 (x) = y", b"back\\slash"] {
-                        let w = write(name, algo, ETag::single(digest), true, tagged, binary);
-                        assert!(w.line.windows(24).any(|x| x == b64.as_bytes()));
-                        for other in ALGOS {
+                        let w = Written {
+                            name: name.to_vec(),
+                            algo,
+                            want: ETag::single(digest),
+                            base64: true,
+                            tagged,
+                            binary,
+                        };
+                        assert!(w.line().windows(24).any(|x| x == b64.as_bytes()));
+                        for &(_, other) in TAGS {
                             reads_back(&w, other);
                         }
                     }
@@ -462,7 +476,7 @@ mod tests {
         for round in 0..200_000 {
             let mut line = match round % 8 {
                 0 => (0..rng.below(90)).map(|_| rng.byte()).collect(),
-                _ => written(&mut rng).line,
+                _ => written(&mut rng).line(),
             };
             let at = rng.below(line.len() + 1);
             match rng.below(5) {
@@ -477,7 +491,7 @@ mod tests {
             let Some(l) = content(&line) else {
                 continue;
             };
-            for algo in ALGOS {
+            for &(_, algo) in TAGS {
                 for base64 in [false, true] {
                     BSD_REVERSED.store(rng.below(3) as i8 - 1, Ordering::Relaxed);
                     if let Some(p) = split_line(l, algo, base64) {
