@@ -3,6 +3,7 @@
 import array
 import ctypes
 import hashlib
+import hmac
 import io
 import mmap
 import os
@@ -11,6 +12,7 @@ import random
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -292,6 +294,32 @@ def test_copy_is_independent():
     b.update(b"x")
     assert c.digest() == ref(b"common prefix " + b"right" * 5000)
     assert type(c) is md5x.md5
+
+
+# ------------------------------------------------------------------------------------
+# hmac (HMAC-MD5 in legacy protocols: CRAM-MD5, RADIUS, NTLMv2)
+
+
+@pytest.mark.parametrize("key_len", [0, 1, 63, 64, 65, 200])
+def test_hmac_takes_md5x_as_its_digestmod(key_len):
+    # hmac uses md5x's block_size for the key's padding (and warns, made an error here,
+    # when it is missing), copy() for the outer hash, update and digest for the rest.
+    key = rand_bytes(key_len)
+    for msg in [b"", b"abc", rand_bytes(1000)]:
+        want = hmac.new(key, msg, hashlib.md5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = hmac.new(key, msg, digestmod=md5x.md5)
+        assert (got.digest(), got.hexdigest()) == (want.digest(), want.hexdigest())
+        assert (got.digest_size, got.block_size) == (16, 64)
+        assert hmac.digest(key, msg, md5x.md5) == want.digest()
+        # Fed in two pieces, one through a copy taken midway.
+        h = hmac.new(key, msg[:7], md5x.md5)
+        c = h.copy()
+        c.update(msg[7:])
+        h.update(b"other")
+        assert c.digest() == want.digest()
+        assert h.digest() == hmac.new(key, msg[:7] + b"other", hashlib.md5).digest()
 
 
 # ------------------------------------------------------------------------------------
