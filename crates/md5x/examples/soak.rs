@@ -844,16 +844,7 @@ fn check_tuning(
     }
 
     // The documented shapes must run; others must decline and write nothing.
-    const SHAPES: [(usize, usize, bool); 8] = [
-        (4, 1, false),
-        (4, 2, false),
-        (8, 1, false),
-        (8, 2, false),
-        (16, 1, false),
-        (16, 2, false),
-        (16, 1, true),
-        (16, 2, true),
-    ];
+    use tuning::PORTABLE_LANE_SHAPES as SHAPES;
     const NOT_SHAPES: [(usize, usize, bool); 7] = [
         (4, 1, true),
         (8, 2, true),

@@ -461,11 +461,26 @@ pub mod tuning {
         backend.hand_scheduled_lanes() && backend.lane_kernel_groups(groups).is_some()
     }
 
+    /// The shapes `(width, groups, ternlog)` that [`hash_many_portable_lanes`] runs: the
+    /// SSE2, AVX2 and AVX-512 kernels' lane counts with 1 or 2 groups, and AVX-512's
+    /// with its `vpternlogd` round functions.
+    pub const PORTABLE_LANE_SHAPES: [(usize, usize, bool); 8] = [
+        (4, 1, false),
+        (4, 2, false),
+        (8, 1, false),
+        (8, 2, false),
+        (16, 1, false),
+        (16, 2, false),
+        (16, 1, true),
+        (16, 2, true),
+    ];
+
     /// [`hash_many_into_with`] through the portable lane implementation (plain arrays,
     /// any machine): `width` 4, 8 or 16 lanes, `groups` 1 or 2, and with `ternlog` the
-    /// `vpternlogd` round functions of the AVX-512 kernel (width 16). This is how the
-    /// lane algorithm and the scheduler are tested where the vector ISA is missing.
-    /// Returns `false` (and hashes nothing) for other shapes.
+    /// `vpternlogd` round functions of the AVX-512 kernel (width 16): one of
+    /// [`PORTABLE_LANE_SHAPES`]. This is how the lane algorithm and the scheduler are
+    /// tested where the vector ISA is missing. Returns `false` (and hashes nothing) for
+    /// other shapes.
     ///
     /// # Panics
     ///

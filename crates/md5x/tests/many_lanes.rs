@@ -37,16 +37,7 @@ fn check_all(inputs: &[&[u8]], what: &str) {
             }
         }
     });
-    for (width, groups, ternlog) in [
-        (4, 1, false),
-        (4, 2, false),
-        (8, 1, false),
-        (8, 2, false),
-        (16, 1, false),
-        (16, 2, false),
-        (16, 1, true),
-        (16, 2, true),
-    ] {
+    for (width, groups, ternlog) in tuning::PORTABLE_LANE_SHAPES {
         let mut out = vec![zero(); inputs.len()];
         assert!(tuning::hash_many_portable_lanes(
             width, groups, ternlog, 1, inputs, &mut out
