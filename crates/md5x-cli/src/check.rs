@@ -1,6 +1,8 @@
 //! `-c`: read checksum lines and verify the files they name, with md5sum's parsing
 //! rules, messages and exit status.
-//! How a line is read (its forms, escaping, tags) is `lines.rs`.
+//!
+//! The lines' forms, escaping and tags, and how one line is split into sum and name,
+//! are in `lines.rs`.
 
 use std::io::{self, BufRead, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
