@@ -8,7 +8,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::hasher::{finish, state_to_digest, INIT};
+use crate::hasher::{finish, state_to_digest, Buffered, INIT};
 use crate::many::MAX_LANES;
 use crate::{Backend, Digest, Md5};
 
@@ -104,24 +104,10 @@ impl ParMd5 {
 
     /// Feed more bytes.
     pub fn update(&mut self, data: impl AsRef<[u8]>) {
-        let mut data = data.as_ref();
-        let have = usize::from(self.buf_len);
-        if have > 0 {
-            let take = (64 - have).min(data.len());
-            self.buf[have..have + take].copy_from_slice(&data[..take]);
-            data = &data[take..];
-            if have + take < 64 {
-                self.buf_len = (have + take) as u8;
-                return;
-            }
-            let block = self.buf;
-            self.take_blocks(core::slice::from_ref(&block));
-            self.buf_len = 0;
+        let blocks = self.feed(data.as_ref());
+        if !blocks.is_empty() {
+            self.take_blocks(blocks);
         }
-        let (blocks, tail) = data.as_chunks::<64>();
-        self.take_blocks(blocks);
-        self.buf[..tail.len()].copy_from_slice(tail);
-        self.buf_len = tail.len() as u8;
     }
 
     /// Give consecutive full blocks to their chains.
@@ -180,6 +166,19 @@ impl ParMd5 {
         self.states = [INIT; 16];
         self.blocks = 0;
         self.buf_len = 0;
+    }
+}
+
+impl Buffered for ParMd5 {
+    #[inline(always)]
+    fn partial(&mut self) -> (&mut [u8; 64], &mut u8) {
+        (&mut self.buf, &mut self.buf_len)
+    }
+
+    #[inline(always)]
+    fn complete(&mut self) {
+        let block = self.buf;
+        self.take_blocks(core::slice::from_ref(&block));
     }
 }
 

@@ -11,6 +11,48 @@ pub(crate) fn blocks_of(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
     data.as_chunks::<64>()
 }
 
+/// A streaming hasher that keeps a block short of 64 bytes between updates: [`Md5`]
+/// and `chains::ParMd5` both fill theirs through [`Buffered::feed`]. The block stays in
+/// the owner's own fields, not in a struct of its own: that way `Md5::update` compiles
+/// to the very instructions it had before the two hashers shared this code, where a
+/// struct of the block's own moved the fields and cost `update` a saved register
+/// (`docs/performance.md`, "One partial-block fill").
+pub(crate) trait Buffered {
+    /// The short block's buffer and how many of its bytes are kept (under 64).
+    fn partial(&mut self) -> (&mut [u8; 64], &mut u8);
+
+    /// Take the buffer, now a whole block, into the hash.
+    fn complete(&mut self);
+
+    /// Take `data`: top up the short block from its start (and [`complete`] it, if
+    /// `data` fills it), and keep `data`'s tail (what follows its last whole block) as
+    /// the new short block. Returns the whole blocks in between, which the caller takes
+    /// into the hash before anything else is fed. Where `data` does not fill the short
+    /// block, it is all kept and no blocks come back.
+    ///
+    /// [`complete`]: Buffered::complete
+    #[inline(always)]
+    fn feed<'a>(&mut self, mut data: &'a [u8]) -> &'a [[u8; 64]] {
+        let (buf, kept) = self.partial();
+        let have = usize::from(*kept);
+        if have > 0 {
+            let take = (64 - have).min(data.len());
+            buf[have..have + take].copy_from_slice(&data[..take]);
+            data = &data[take..];
+            if have + take < 64 {
+                *kept = (have + take) as u8;
+                return &[];
+            }
+            self.complete();
+        }
+        let (blocks, tail) = blocks_of(data);
+        let (buf, kept) = self.partial();
+        buf[..tail.len()].copy_from_slice(tail);
+        *kept = tail.len() as u8;
+        blocks
+    }
+}
+
 /// Pad the `tail` (fewer than 64 bytes) of a message of `total_len` bytes and compress
 /// the one or two final blocks.
 #[inline(always)]
@@ -130,24 +172,9 @@ impl Md5 {
     /// that block), and buffer its tail. The caller compresses the returned blocks into
     /// `self.state` before anything else is fed (`update_many` hands them to the lanes).
     #[inline(always)]
-    pub(crate) fn take_ends<'a>(&mut self, mut data: &'a [u8]) -> &'a [[u8; 64]] {
+    pub(crate) fn take_ends<'a>(&mut self, data: &'a [u8]) -> &'a [[u8; 64]] {
         self.len = self.len.wrapping_add(data.len() as u64);
-        let have = usize::from(self.buf_len);
-        if have > 0 {
-            let take = (64 - have).min(data.len());
-            self.buf[have..have + take].copy_from_slice(&data[..take]);
-            data = &data[take..];
-            if have + take < 64 {
-                self.buf_len = (have + take) as u8;
-                return &[];
-            }
-            self.backend
-                .compress(&mut self.state, core::slice::from_ref(&self.buf));
-        }
-        let (blocks, tail) = blocks_of(data);
-        self.buf[..tail.len()].copy_from_slice(tail);
-        self.buf_len = tail.len() as u8;
-        blocks
+        self.feed(data)
     }
 
     /// The digest of everything fed so far. The hasher is unchanged.
@@ -175,6 +202,19 @@ impl Md5 {
 
     pub(crate) fn pending(&self) -> &[u8] {
         &self.buf[..usize::from(self.buf_len)]
+    }
+}
+
+impl Buffered for Md5 {
+    #[inline(always)]
+    fn partial(&mut self) -> (&mut [u8; 64], &mut u8) {
+        (&mut self.buf, &mut self.buf_len)
+    }
+
+    #[inline(always)]
+    fn complete(&mut self) {
+        self.backend
+            .compress(&mut self.state, core::slice::from_ref(&self.buf));
     }
 }
 

@@ -257,12 +257,8 @@ impl CoreProxy for Md5 {
         let pending = buffer.get_data();
         let mut h = Md5::with_backend(core.backend);
         h.state = core.state;
-        h.len = core
-            .block_len
-            .wrapping_mul(64)
-            .wrapping_add(pending.len() as u64);
-        h.buf[..pending.len()].copy_from_slice(pending);
-        h.buf_len = pending.len() as u8;
+        h.len = core.block_len.wrapping_mul(64);
+        h.update(pending);
         h
     }
 
