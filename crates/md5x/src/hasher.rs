@@ -160,6 +160,7 @@ impl Md5 {
         self.update_bytes(data.as_ref());
     }
 
+    #[inline]
     fn update_bytes(&mut self, data: &[u8]) {
         let blocks = self.take_ends(data);
         if !blocks.is_empty() {
