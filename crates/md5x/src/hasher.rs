@@ -16,7 +16,7 @@ pub(crate) fn blocks_of(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
 /// the owner's own fields, not in a struct of its own: that way `Md5::update` compiles
 /// to the very instructions it had before the two hashers shared this code, where a
 /// struct of the block's own moved the fields and cost `update` a saved register
-/// (`docs/performance.md`, "One partial-block fill").
+/// (`docs/performance.md`, "one partial-block fill").
 pub(crate) trait Buffered {
     /// The short block's buffer and how many of its bytes are kept (under 64).
     fn partial(&mut self) -> (&mut [u8; 64], &mut u8);
@@ -122,8 +122,8 @@ pub struct Md5 {
     pub(crate) state: [u32; 4],
     /// Bytes fed so far, mod 2^64 (the bit length is this times 8, mod 2^64).
     pub(crate) len: u64,
-    pub(crate) buf: [u8; 64],
-    pub(crate) buf_len: u8,
+    buf: [u8; 64],
+    buf_len: u8,
     pub(crate) backend: Backend,
 }
 
