@@ -119,6 +119,8 @@ apt_install gcc-i686-linux-gnu libc6-dev-i386-cross libc6-i386 lib32gcc-s1 \
     gcc-s390x-linux-gnu libc6-dev-s390x-cross || true
 if need i686-linux-gnu-gcc && [ -e /lib/ld-linux.so.2 ] &&
     rustup target add i686-unknown-linux-gnu >/dev/null 2>&1; then
+    echo "== cargo clippy for i686 (32-bit), tests included: what x86_64 leaves out"
+    cargo clippy --target i686-unknown-linux-gnu -p md5x -p md5x-cli --all-targets -- -D warnings
     echo "== cargo test on i686 (32-bit): the library and the command"
     # (MD5X_SHIM_CC: the libraries the read-error tests preload into md5x are 32-bit too.)
     CARGO_TARGET_I686_UNKNOWN_LINUX_GNU_LINKER=i686-linux-gnu-gcc MD5X_SHIM_CC=i686-linux-gnu-gcc \
@@ -128,6 +130,8 @@ else
 fi
 if need qemu-s390x && need s390x-linux-gnu-gcc &&
     rustup target add s390x-unknown-linux-gnu >/dev/null 2>&1; then
+    echo "== cargo clippy for s390x (big-endian), tests included"
+    cargo clippy --target s390x-unknown-linux-gnu -p md5x --all-targets -- -D warnings
     echo "== cargo test on s390x under qemu (big-endian)"
     # All but the messages past 4 GiB, which emulation makes too slow (i686 and
     # x86_64 run those); one test at a time, as on aarch64.
