@@ -112,6 +112,28 @@ fn md5_par_large_inputs_every_backend() {
     }
 }
 
+/// As `every_kept_length_and_piece_size` in `vectors.rs`, for `ParMd5`: every fill of
+/// its short block met by every piece size up to two blocks and a bit.
+#[test]
+fn par_every_kept_length_and_piece_size() {
+    let data = common::bytes(64 + 3 * 131 + 7, 12);
+    for kept in 0..64 {
+        for piece in 1..=131 {
+            let msg = &data[..kept + 3 * piece + 7];
+            let mut h = ParMd5::new(4).unwrap();
+            h.update(&msg[..kept]);
+            for chunk in msg[kept..].chunks(piece) {
+                h.update(chunk);
+            }
+            assert_eq!(
+                h.finalize(),
+                md5_par(msg, 4).unwrap(),
+                "{kept} bytes kept, then pieces of {piece}"
+            );
+        }
+    }
+}
+
 #[test]
 fn streaming_splits_match_one_shot() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);

@@ -125,6 +125,29 @@ fn unaligned_inputs() {
     });
 }
 
+/// Every fill of the short block (0 to 63 bytes kept) met by every piece size up to two
+/// blocks and a bit: each way a piece can top the block up, complete it or not, and leave
+/// a tail (the small copies take a path per size class: 1-3, 4-7, 8-15, 16 and up).
+#[test]
+fn every_kept_length_and_piece_size() {
+    let data = bytes(64 + 3 * 131 + 7, 11);
+    for kept in 0..64 {
+        for piece in 1..=131 {
+            let msg = &data[..kept + 3 * piece + 7];
+            let mut h = Md5::new();
+            h.update(&msg[..kept]);
+            for chunk in msg[kept..].chunks(piece) {
+                h.update(chunk);
+            }
+            assert_eq!(
+                <[u8; 16]>::from(h.finalize()),
+                reference(msg),
+                "{kept} bytes kept, then pieces of {piece}"
+            );
+        }
+    }
+}
+
 #[test]
 fn random_splits_give_the_same_digest() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
