@@ -15,6 +15,8 @@
 //!   round size), copied into its buffers by `Read`;
 //! - `Lanes`: each round, the chunks fed `Lanes::SLOT_BUFFER` bytes at a time, in turn
 //!   (as its docs advise), which copies them into the slots;
+//! - `Md5 each`: each chunk fed to its input's own `Md5`, one input after another (what
+//!   a caller without these APIs does: the single-stream speed);
 //! - `copy + ...`: each chunk copied out first, as md5x's Python module must do with
 //!   buffers that Python code may change (bytearray, memoryview, numpy, mmap).
 //!
@@ -89,10 +91,21 @@ fn main() {
         );
     };
     run("hash_many (whole)", &mut |_| md5x::hash_many(&inputs));
-    run("update_many", &mut |_| {
+    run("Md5 each", &mut |_| {
         let mut hashers = vec![Md5::new(); n];
         for r in 0..rounds {
-            let parts: Vec<&[u8]> = inputs.iter().map(|m| &m[range(r)]).collect();
+            for (h, m) in hashers.iter_mut().zip(&inputs) {
+                h.update(&m[range(r)]);
+            }
+        }
+        hashers.iter().map(Md5::finalize).collect()
+    });
+    run("update_many", &mut |_| {
+        let mut hashers = vec![Md5::new(); n];
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(n);
+        for r in 0..rounds {
+            parts.clear();
+            parts.extend(inputs.iter().map(|m| &m[range(r)]));
             md5x::update_many(&mut hashers, &parts);
         }
         hashers.iter().map(Md5::finalize).collect()
@@ -119,8 +132,10 @@ fn main() {
     run("Lanes", &mut |_| {
         let mut lanes = Lanes::new();
         let mut slots: Vec<_> = (0..n).map(|i| lanes.open(i)).collect();
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(n);
         for r in 0..rounds {
-            let parts: Vec<&[u8]> = inputs.iter().map(|m| &m[range(r)]).collect();
+            parts.clear();
+            parts.extend(inputs.iter().map(|m| &m[range(r)]));
             feed_round(&mut lanes, &mut slots, &parts);
         }
         finish(lanes, slots)

@@ -791,7 +791,31 @@ impl StreamHasher {
             && self.inner.queued.load(Ordering::Relaxed) == 0
     }
 
-    fn update_bytes(&mut self, mut data: &[u8]) {
+    /// A write that only fills a buffer is copied here, inline: small writes cost
+    /// little more than the copy (`docs/performance.md`, "small writes to a stream").
+    #[inline(always)]
+    fn update_bytes(&mut self, data: &[u8]) {
+        let n = data.len();
+        let alone = self.solo_left > 0 && !self.outstanding;
+        let copy_only = match alone {
+            // Hashing alone: a write that neither completes a block nor ends the
+            // stretch alone (`feed`) only adds to the partial block.
+            true => self.buf.len() + n < 64 && n < self.solo_left,
+            false => self.buf.len() + n <= self.inner.batch,
+        };
+        if !copy_only {
+            return self.update_hashing(data);
+        }
+        self.len = self.len.wrapping_add(n as u64);
+        if alone {
+            self.solo_left -= n;
+        }
+        self.buf.extend_from_slice(data);
+    }
+
+    /// A write that may hash, hand in a batch or wait for one.
+    #[inline(never)]
+    fn update_hashing(&mut self, mut data: &[u8]) {
         self.len = self.len.wrapping_add(data.len() as u64);
         while !data.is_empty() {
             data = self.feed(data);
@@ -868,8 +892,10 @@ impl StreamHasher {
         self.inner.writing.fetch_add(1, Ordering::Relaxed);
         // Whole blocks buffered (by `AsyncWrite`), then the partial block, first.
         let whole = self.buf.len() / 64 * 64;
-        b.compress(&mut self.state, self.buf[..whole].as_chunks::<64>().0);
-        self.buf.drain(..whole);
+        if whole > 0 {
+            b.compress(&mut self.state, self.buf[..whole].as_chunks::<64>().0);
+            self.buf.drain(..whole);
+        }
         if !self.buf.is_empty() {
             let take = (64 - self.buf.len()).min(now.len());
             self.buf.extend_from_slice(&now[..take]);
@@ -880,7 +906,9 @@ impl StreamHasher {
             }
         }
         let (blocks, tail) = now.as_chunks::<64>();
-        b.compress(&mut self.state, blocks);
+        if !blocks.is_empty() {
+            b.compress(&mut self.state, blocks);
+        }
         self.buf.extend_from_slice(tail);
         self.inner.writing.fetch_sub(1, Ordering::Relaxed);
         rest

@@ -161,6 +161,37 @@ fn lone_writer_in_place_across_many_batches() {
     }
 }
 
+/// A lone stream, hashing in place, carrying every partial-block length 0-63 and then
+/// fed pieces of every size 1-131: the writes that only add to the partial block are
+/// copied without hashing (inline), the others complete blocks; every digest is right,
+/// and nothing goes through the server.
+#[test]
+fn lone_writer_every_kept_length_and_piece_size() {
+    for b in common::backends() {
+        let s = Server::with_config(b, 4096);
+        let first = s.batch_bytes();
+        let data = message(9, first + 64 + 3 * 131 + 7);
+        for kept in 0..64 {
+            for piece in 1..=131 {
+                let msg = &data[..first + kept + 3 * piece + 7];
+                let mut h = s.hasher();
+                h.update(&msg[..first + kept]);
+                for chunk in msg[first + kept..].chunks(piece) {
+                    h.update(chunk);
+                }
+                assert_eq!(
+                    h.finalize(),
+                    reference(msg),
+                    "{b}: {kept} bytes kept, then pieces of {piece}"
+                );
+            }
+        }
+        let st = s.stats();
+        assert_eq!((st.batches, st.runs), (0, 0), "{b}: {st:?}");
+        assert_idle(&s, 0);
+    }
+}
+
 #[test]
 fn finalize_keeps_the_stream_going() {
     let s = Server::with_config(Backend::active(), 4096);
