@@ -185,20 +185,51 @@ impl Md5 {
 
     #[inline]
     fn update_bytes(&mut self, data: &[u8]) {
-        let blocks = self.take_ends(data);
+        self.len = self.len.wrapping_add(data.len() as u64);
+        let blocks = self.feed(data);
         if !blocks.is_empty() {
             self.backend.compress(&mut self.state, blocks);
         }
     }
 
-    /// Feed `data` but for its whole blocks in the middle, which are returned: count
-    /// all of it, complete the buffered partial block from its start (and compress
-    /// that block), and buffer its tail. The caller compresses the returned blocks into
-    /// `self.state` before anything else is fed (`update_many` hands them to the lanes).
-    #[inline(always)]
-    pub(crate) fn take_ends<'a>(&mut self, data: &'a [u8]) -> &'a [[u8; 64]] {
+    /// `update_many`'s first step: count `data` and top up the short block from its
+    /// start, without compressing it. Returns `None` when all of `data` was kept.
+    /// Otherwise the short block may be whole ([`Md5::whole_block`]), and the whole
+    /// blocks and the tail of `data` that follow it are returned: the caller compresses
+    /// that block, then the blocks, into `state`, and then keeps the tail
+    /// ([`Md5::keep_tail`]), before anything else is fed.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn fill_ends<'a>(
+        &mut self,
+        mut data: &'a [u8],
+    ) -> Option<(&'a [[u8; 64]], &'a [u8])> {
         self.len = self.len.wrapping_add(data.len() as u64);
-        self.feed(data)
+        let have = usize::from(self.buf_len);
+        if have > 0 {
+            let take = (64 - have).min(data.len());
+            copy_short(&mut self.buf[have..have + take], &data[..take]);
+            data = &data[take..];
+            self.buf_len = (have + take) as u8;
+            if have + take < 64 {
+                return None;
+            }
+        }
+        Some(blocks_of(data))
+    }
+
+    /// After [`Md5::fill_ends`]: the short block, if it is whole, and the state to
+    /// compress it into.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn whole_block(&mut self) -> Option<(&[u8], &mut [u32; 4])> {
+        (self.buf_len == 64).then_some((&self.buf[..], &mut self.state))
+    }
+
+    /// After [`Md5::fill_ends`] and the compressions: keep `tail` (under 64 bytes) as
+    /// the short block.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn keep_tail(&mut self, tail: &[u8]) {
+        copy_short(&mut self.buf[..tail.len()], tail);
+        self.buf_len = tail.len() as u8;
     }
 
     /// The digest of everything fed so far. The hasher is unchanged.

@@ -30,10 +30,11 @@ use crate::{Backend, Digest};
 /// For the best speed, feed each slot chunks of at most `SLOT_BUFFER` bytes in turn
 /// (like reading many files round-robin): a slot whose buffer is full while no other
 /// slot has blocks waiting is hashed alone on the single-stream kernel. Every byte fed
-/// is copied into its slot: when a chunk of every input is at hand at once,
-/// [`update_many`](crate::update_many) hashes them where they lie, and
-/// [`update_many_from`](crate::update_many_from) reads many files that way (1.35-2.2x
-/// `Lanes` on Zen 4, `examples/chunked_many.rs`).
+/// is copied into its slot: when a chunk of every input is at hand at once and the
+/// chunks are 1.5 KiB or more, [`update_many`](crate::update_many) hashes them where
+/// they lie, and [`update_many_from`](crate::update_many_from) reads many files that
+/// way (1.35-2.2x `Lanes` on Zen 4, `examples/chunked_many.rs`). On smaller chunks
+/// `Lanes` is the faster: it waits until the lanes have blocks to share.
 ///
 /// ```
 /// use md5x::Lanes;

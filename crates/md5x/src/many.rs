@@ -70,11 +70,14 @@ pub fn hash_many_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> alloc::
 /// time (files read in turn, parts copied out of a buffer that may change). Each
 /// hasher ends as if `hashers[i].update(&data[i])` had run; the whole blocks of every
 /// chunk are hashed where they lie, with only a partial block at either end of a chunk
-/// copied, into its hasher.
+/// copied, into its hasher. The hashers' partial blocks that the chunks complete are
+/// hashed side by side too, before the blocks that follow them.
 ///
 /// [`Lanes`](crate::Lanes) takes chunks one at a time, whenever they come, and copies
 /// them into its slots; this takes a chunk for each hasher at once and copies no whole
 /// block, so it runs near [`hash_many`]'s speed when the chunks are a few KiB or more.
+/// It runs the lanes once a call, on what the call brings: on chunks under about 1 KiB,
+/// `Lanes`, which buffers, is the faster.
 /// The lanes are those of the first hasher's backend (see
 /// [`Md5::with_backend`](crate::Md5::with_backend)); the digests are the same whatever
 /// the backends.
@@ -114,15 +117,45 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
     let Some(backend) = pairs.peek().map(|(h, _)| h.backend()) else {
         return;
     };
-    let mut jobs: alloc::vec::Vec<(&[u8], &mut [u32; 4])> = alloc::vec::Vec::new();
+    use alloc::vec::Vec;
+    type Jobs<'j> = Vec<(&'j [u8], &'j mut [u32; 4])>;
+    /// A hasher, and the whole blocks and the tail of its chunk after its short block.
+    type Rest<'r> = (&'r mut crate::Md5, &'r [[u8; 64]], &'r [u8]);
+    let run = |jobs: &mut Jobs| {
+        if !jobs.is_empty() {
+            let kernel = shape_for(backend, jobs.len());
+            crate::lanes::hash_jobs(kernel.as_ref(), backend, jobs);
+        }
+    };
+    // Each short block is topped up first; those made whole are hashed side by side
+    // (a block each), then the whole blocks that follow them where they lie, then the
+    // tails kept. Chunks that are not whole blocks complete a short block in most
+    // calls: one hashed alone per input would cost about as much as all of the
+    // chunk's other blocks in the lanes.
+    let mut rest: Vec<Rest> = Vec::with_capacity(pairs.size_hint().0);
+    let mut wholes = 0;
     for (h, d) in pairs {
-        let blocks = h.take_ends(d);
-        if !blocks.is_empty() {
-            jobs.push((blocks.as_flattened(), &mut h.state));
+        if let Some((blocks, tail)) = h.fill_ends(d) {
+            wholes += usize::from(h.whole_block().is_some());
+            rest.push((h, blocks, tail));
         }
     }
-    let kernel = shape_for(backend, jobs.len());
-    crate::lanes::hash_jobs(kernel.as_ref(), backend, &mut jobs);
+    if wholes > 0 {
+        let mut jobs: Jobs = Vec::with_capacity(wholes);
+        jobs.extend(rest.iter_mut().filter_map(|r| r.0.whole_block()));
+        run(&mut jobs);
+    }
+    let mut jobs: Jobs = Vec::with_capacity(rest.len());
+    jobs.extend(
+        (rest.iter_mut())
+            .filter(|r| !r.1.is_empty())
+            .map(|r| (r.1.as_flattened(), &mut r.0.state)),
+    );
+    run(&mut jobs);
+    drop(jobs);
+    for (h, _, tail) in rest {
+        h.keep_tail(tail);
+    }
 }
 
 /// Read every reader to its end into its hasher (`hashers[i]` takes what `readers[i]`

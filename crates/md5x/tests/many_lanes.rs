@@ -239,6 +239,45 @@ fn update_many_random_rounds() {
     });
 }
 
+/// `update_many` on every backend with 64 hashers, one holding each partial-block
+/// length 0-63, fed rounds of pieces of one size, every size 1-131, then a last odd
+/// piece: pieces that leave the short block short, that fill it (the filled ones are
+/// hashed side by side), and that bring whole blocks and a tail after it, all at once
+/// from every offset.
+#[test]
+fn update_many_every_kept_length_and_piece_size() {
+    let data = bytes(64 + 3 * 131 + 7 + 64, 23);
+    for_each_backend(|b| {
+        for piece in 1..=131 {
+            // Input `kept` starts `kept` bytes into `data`, so the hashers' data differs.
+            let inputs: Vec<&[u8]> = (0..64)
+                .map(|kept| &data[kept..2 * kept + 3 * piece + 7])
+                .collect();
+            let mut hashers = vec![md5x::Md5::with_backend(b); 64];
+            for (kept, h) in hashers.iter_mut().enumerate() {
+                h.update(&inputs[kept][..kept]);
+            }
+            for round in 0..4 {
+                let chunks: Vec<&[u8]> = (0..64)
+                    .map(|kept| {
+                        let at = kept + round * piece;
+                        let n = if round < 3 { piece } else { 7 };
+                        &inputs[kept][at..at + n]
+                    })
+                    .collect();
+                md5x::update_many(&mut hashers, &chunks);
+            }
+            for (kept, h) in hashers.iter().enumerate() {
+                assert_eq!(
+                    <[u8; 16]>::from(h.finalize()),
+                    reference(inputs[kept]),
+                    "{b}: {kept} bytes kept, then pieces of {piece}"
+                );
+            }
+        }
+    });
+}
+
 /// A reader that says it read more than its buffer holds (which `io::Read` forbids, but
 /// safe code can do) gets an `InvalidData` error of its own; the others finish right.
 #[test]
