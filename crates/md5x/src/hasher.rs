@@ -196,8 +196,9 @@ impl Md5 {
     /// start, without compressing it. Returns `None` when all of `data` was kept.
     /// Otherwise the short block may be whole ([`Md5::whole_block`]), and the whole
     /// blocks and the tail of `data` that follow it are returned: the caller compresses
-    /// that block, then the blocks, into `state`, and then keeps the tail
-    /// ([`Md5::keep_tail`]), before anything else is fed.
+    /// that block, then the blocks, into `state`, and keeps the tail
+    /// ([`Md5::keep_tail`]) once the whole short block is compressed (at once if there
+    /// is none), all before anything else is fed.
     #[cfg(feature = "alloc")]
     pub(crate) fn fill_ends<'a>(
         &mut self,

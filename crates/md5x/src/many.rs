@@ -118,42 +118,49 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
         return;
     };
     use alloc::vec::Vec;
-    type Jobs<'j> = Vec<(&'j [u8], &'j mut [u32; 4])>;
-    /// A hasher, and the whole blocks and the tail of its chunk after its short block.
-    type Rest<'r> = (&'r mut crate::Md5, &'r [[u8; 64]], &'r [u8]);
-    let run = |jobs: &mut Jobs| {
-        if !jobs.is_empty() {
-            let kernel = shape_for(backend, jobs.len());
-            crate::lanes::hash_jobs(kernel.as_ref(), backend, jobs);
-        }
-    };
-    // Each short block is topped up first; those made whole are hashed side by side
-    // (a block each), then the whole blocks that follow them where they lie, then the
-    // tails kept. Chunks that are not whole blocks complete a short block in most
-    // calls: one hashed alone per input would cost about as much as all of the
-    // chunk's other blocks in the lanes.
-    let mut rest: Vec<Rest> = Vec::with_capacity(pairs.size_hint().0);
-    let mut wholes = 0;
+    /// A hasher whose short block is whole, and the whole blocks and the tail of its
+    /// chunk after that block.
+    type Filled<'r> = (&'r mut crate::Md5, &'r [[u8; 64]], &'r [u8]);
+    // Each short block is topped up first. Those made whole are hashed side by side (a
+    // block each), then every chunk's whole blocks where they lie, then those hashers
+    // keep their tails; the others keep theirs at once. Chunks that are not whole
+    // blocks complete a short block in most calls: one hashed alone per input would
+    // cost about as much as all of the chunk's other blocks in the lanes.
+    let n = pairs.size_hint().0;
+    let mut jobs: Vec<(&[u8], &mut [u32; 4])> = Vec::with_capacity(n);
+    // Allocated at the first filled block: chunks of whole blocks fill none.
+    let mut filled: Vec<Filled> = Vec::new();
     for (h, d) in pairs {
-        if let Some((blocks, tail)) = h.fill_ends(d) {
-            wholes += usize::from(h.whole_block().is_some());
-            rest.push((h, blocks, tail));
+        let Some((blocks, tail)) = h.fill_ends(d) else {
+            continue;
+        };
+        if h.whole_block().is_some() {
+            if filled.is_empty() {
+                filled.reserve(n);
+            }
+            filled.push((h, blocks, tail));
+            continue;
+        }
+        h.keep_tail(tail);
+        if !blocks.is_empty() {
+            jobs.push((blocks.as_flattened(), &mut h.state));
         }
     }
-    if wholes > 0 {
-        let mut jobs: Jobs = Vec::with_capacity(wholes);
-        jobs.extend(rest.iter_mut().filter_map(|r| r.0.whole_block()));
-        run(&mut jobs);
+    let run = |jobs: &mut [(&[u8], &mut [u32; 4])]| {
+        let kernel = shape_for(backend, jobs.len());
+        crate::lanes::hash_jobs(kernel.as_ref(), backend, jobs);
+    };
+    if !filled.is_empty() {
+        let mut wholes = Vec::with_capacity(filled.len());
+        wholes.extend(filled.iter_mut().filter_map(|f| f.0.whole_block()));
+        run(&mut wholes);
     }
-    let mut jobs: Jobs = Vec::with_capacity(rest.len());
-    jobs.extend(
-        (rest.iter_mut())
-            .filter(|r| !r.1.is_empty())
-            .map(|r| (r.1.as_flattened(), &mut r.0.state)),
-    );
+    for f in filled.iter_mut().filter(|f| !f.1.is_empty()) {
+        jobs.push((f.1.as_flattened(), &mut f.0.state));
+    }
     run(&mut jobs);
     drop(jobs);
-    for (h, _, tail) in rest {
+    for (h, _, tail) in filled {
         h.keep_tail(tail);
     }
 }
