@@ -12,13 +12,16 @@ pub(crate) fn blocks_of(data: &[u8]) -> (&[[u8; 64]], &[u8]) {
 }
 
 /// A streaming hasher that keeps a block short of 64 bytes between updates: [`Md5`]
-/// and `chains::ParMd5` both fill theirs through [`Buffered::feed`]. The block stays in
-/// the owner's own fields, not in a struct of its own: that way `Md5::update` compiles
-/// to the very instructions it had before the two hashers shared this code, where a
-/// struct of the block's own moved the fields and cost `update` a saved register
+/// and `chains::ParMd5` both fill theirs through [`Buffered::feed`] (`update_many`
+/// fills `Md5`'s through feed's two steps, [`Buffered::top_up`] and [`Buffered::keep`],
+/// with the hashing between them in the lanes). The block stays in the owner's own
+/// fields, not in a struct of its own: that way `Md5::update` compiles to the very
+/// instructions it had before the two hashers shared this code, where a struct of the
+/// block's own moved the fields and cost `update` a saved register
 /// (`docs/performance.md`, "one partial-block fill").
 pub(crate) trait Buffered {
-    /// The short block's buffer and how many of its bytes are kept (under 64).
+    /// The short block's buffer and how many of its bytes are kept (under 64, but for
+    /// 64 from a [`top_up`](Buffered::top_up) that fills it to the next `keep`).
     fn partial(&mut self) -> (&mut [u8; 64], &mut u8);
 
     /// Take the buffer, now a whole block, into the hash.
@@ -32,24 +35,41 @@ pub(crate) trait Buffered {
     ///
     /// [`complete`]: Buffered::complete
     #[inline(always)]
-    fn feed<'a>(&mut self, mut data: &'a [u8]) -> &'a [[u8; 64]] {
-        let (buf, kept) = self.partial();
-        let have = usize::from(*kept);
-        if have > 0 {
-            let take = (64 - have).min(data.len());
-            copy_short(&mut buf[have..have + take], &data[..take]);
-            data = &data[take..];
-            if have + take < 64 {
-                *kept = (have + take) as u8;
-                return &[];
-            }
+    fn feed<'a>(&mut self, data: &'a [u8]) -> &'a [[u8; 64]] {
+        let Some((data, filled)) = self.top_up(data) else {
+            return &[];
+        };
+        if filled {
             self.complete();
         }
         let (blocks, tail) = blocks_of(data);
+        self.keep(tail);
+        blocks
+    }
+
+    /// Top up the short block from the start of `data`. `None` when all of `data` was
+    /// kept (the block is still short); else the rest of `data`, and whether the block
+    /// is now whole (its kept count 64, until [`keep`](Buffered::keep)) rather than
+    /// empty as it was.
+    #[inline(always)]
+    fn top_up<'a>(&mut self, data: &'a [u8]) -> Option<(&'a [u8], bool)> {
+        let (buf, kept) = self.partial();
+        let have = usize::from(*kept);
+        if have == 0 {
+            return Some((data, false));
+        }
+        let take = (64 - have).min(data.len());
+        copy_short(&mut buf[have..have + take], &data[..take]);
+        *kept = (have + take) as u8;
+        (have + take == 64).then_some((&data[take..], true))
+    }
+
+    /// Keep `tail` (under 64 bytes) as the short block.
+    #[inline(always)]
+    fn keep(&mut self, tail: &[u8]) {
         let (buf, kept) = self.partial();
         copy_short(&mut buf[..tail.len()], tail);
         *kept = tail.len() as u8;
-        blocks
     }
 }
 
@@ -197,25 +217,12 @@ impl Md5 {
     /// Otherwise the short block may be whole ([`Md5::whole_block`]), and the whole
     /// blocks and the tail of `data` that follow it are returned: the caller compresses
     /// that block, then the blocks, into `state`, and keeps the tail
-    /// ([`Md5::keep_tail`]) once the whole short block is compressed (at once if there
+    /// ([`Buffered::keep`]) once the whole short block is compressed (at once if there
     /// is none), all before anything else is fed.
     #[cfg(feature = "alloc")]
-    pub(crate) fn fill_ends<'a>(
-        &mut self,
-        mut data: &'a [u8],
-    ) -> Option<(&'a [[u8; 64]], &'a [u8])> {
+    pub(crate) fn fill_ends<'a>(&mut self, data: &'a [u8]) -> Option<(&'a [[u8; 64]], &'a [u8])> {
         self.len = self.len.wrapping_add(data.len() as u64);
-        let have = usize::from(self.buf_len);
-        if have > 0 {
-            let take = (64 - have).min(data.len());
-            copy_short(&mut self.buf[have..have + take], &data[..take]);
-            data = &data[take..];
-            self.buf_len = (have + take) as u8;
-            if have + take < 64 {
-                return None;
-            }
-        }
-        Some(blocks_of(data))
+        self.top_up(data).map(|(rest, _)| blocks_of(rest))
     }
 
     /// After [`Md5::fill_ends`]: the short block, if it is whole, and the state to
@@ -223,14 +230,6 @@ impl Md5 {
     #[cfg(feature = "alloc")]
     pub(crate) fn whole_block(&mut self) -> Option<(&[u8], &mut [u32; 4])> {
         (self.buf_len == 64).then_some((&self.buf[..], &mut self.state))
-    }
-
-    /// After [`Md5::fill_ends`] and the compressions: keep `tail` (under 64 bytes) as
-    /// the short block.
-    #[cfg(feature = "alloc")]
-    pub(crate) fn keep_tail(&mut self, tail: &[u8]) {
-        copy_short(&mut self.buf[..tail.len()], tail);
-        self.buf_len = tail.len() as u8;
     }
 
     /// The digest of everything fed so far. The hasher is unchanged.

@@ -117,6 +117,7 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
     let Some(backend) = pairs.peek().map(|(h, _)| h.backend()) else {
         return;
     };
+    use crate::hasher::Buffered;
     use alloc::vec::Vec;
     /// A hasher whose short block is whole, and the whole blocks and the tail of its
     /// chunk after that block.
@@ -141,7 +142,7 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
             filled.push((h, blocks, tail));
             continue;
         }
-        h.keep_tail(tail);
+        h.keep(tail);
         if !blocks.is_empty() {
             jobs.push((blocks.as_flattened(), &mut h.state));
         }
@@ -161,7 +162,7 @@ fn update_pairs<'a>(pairs: impl Iterator<Item = (&'a mut crate::Md5, &'a [u8])>)
     run(&mut jobs);
     drop(jobs);
     for (h, _, tail) in filled {
-        h.keep_tail(tail);
+        h.keep(tail);
     }
 }
 

@@ -791,12 +791,18 @@ impl StreamHasher {
             && self.inner.queued.load(Ordering::Relaxed) == 0
     }
 
+    /// Whether writes now hash in place, alone (`hash_solo`), rather than buffer.
+    #[inline(always)]
+    fn in_place(&self) -> bool {
+        self.solo_left > 0 && !self.outstanding
+    }
+
     /// A write that only fills a buffer is copied here, inline: small writes cost
     /// little more than the copy (`docs/performance.md`, "small writes to a stream").
     #[inline(always)]
     fn update_bytes(&mut self, data: &[u8]) {
         let n = data.len();
-        let alone = self.solo_left > 0 && !self.outstanding;
+        let alone = self.in_place();
         let copy_only = match alone {
             // Hashing alone: a write that neither completes a block nor ends the
             // stretch alone (`feed`) only adds to the partial block.
@@ -826,7 +832,7 @@ impl StreamHasher {
     /// stream found itself alone and has more to hash in place).
     fn feed<'d>(&mut self, mut data: &'d [u8]) -> &'d [u8] {
         let cap = self.inner.batch;
-        while self.solo_left > 0 && !self.outstanding {
+        while self.in_place() {
             data = self.hash_solo(data);
             // A batch's worth hashed alone: look again, as a buffer-full write would.
             if self.solo_left == 0 && self.alone(0) {
