@@ -673,16 +673,39 @@ fn new(
     usedforsecurity: Arg<'_>,
     string: Arg<'_>,
 ) -> PyResult<Md5Object> {
-    // As `hashlib.new` has it: a name that is not a plain string (another type, a NUL,
-    // a lone surrogate) is a TypeError.
-    let name = name
-        .cast::<PyString>()
-        .ok()
-        .and_then(|s| s.to_str().ok())
-        .filter(|s| !s.contains('\0'))
-        .ok_or_else(|| PyTypeError::new_err("name must be a string"))?;
-    md5_named(name)?;
+    md5_named(plain_name(name)?)?;
     Md5Object::new(py, data, usedforsecurity, string)
+}
+
+/// `hashlib.new`'s `name` as a Rust string, refused as the running Python's hashlib
+/// refuses it. Up to 3.13: anything but a `str` without NULs or lone surrogates is a
+/// TypeError ("name must be a string"). From 3.14: another type is a TypeError in the
+/// words of a checked argument, and a `str` is a name like any other, so one with a NUL
+/// or a lone surrogate is an unsupported hash (ValueError).
+fn plain_name<'a>(name: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    let py = name.py();
+    let new_words = py.version_info() >= (3, 14);
+    let Ok(s) = name.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(if new_words {
+            let kind = if name.is_none() {
+                "None".to_owned()
+            } else {
+                name.get_type().name()?.to_string()
+            };
+            format!("new() argument 'name' must be str, not {kind}")
+        } else {
+            "name must be a string".to_owned()
+        }));
+    };
+    match s.to_str().ok().filter(|s| !s.contains('\0')) {
+        Some(plain) => Ok(plain),
+        None if new_words => Err(PyValueError::new_err(
+            intern!(py, "md5x computes MD5 only: unsupported hash type ")
+                .add(s)?
+                .unbind(),
+        )),
+        None => Err(PyTypeError::new_err("name must be a string")),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
