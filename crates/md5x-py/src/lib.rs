@@ -1718,7 +1718,12 @@ fn backend() -> &'static str {
 
 /// MD5 at md5x's speed, with hashlib's interface. MD5 is broken for security: use it
 /// only where a protocol or an archive requires it.
-#[pymodule]
+///
+/// Free of the GIL on a free-threaded CPython (PyO3's default since 0.28, said here so
+/// that a change of default cannot turn it back on): every object's state is behind its
+/// own lock, its one static is set once, and its scratch buffer is per thread
+/// (`tests/python/test_threads.py`).
+#[pymodule(gil_used = false)]
 #[pyo3(name = "md5x")]
 fn md5x_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // md5x never falls back silently from a backend it was told to use: a bad
