@@ -299,7 +299,7 @@ else
     [ "$ft_status" = 0 ] || { echo "building free-threaded CPython $ft_version failed" >&2; exit 1; }
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
     echo "== pytest again under $("$ft/bin/python3" -VV | head -1)"
-    [ -x target/venv-ft/bin/python ] || "$ft/bin/python3" -m venv target/venv-ft
-    target/venv-ft/bin/python -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
-    target/venv-ft/bin/python -m pytest -q -rs tests/python
+    [ -x target/venv-ft-$ft_version/bin/python ] || "$ft/bin/python3" -m venv target/venv-ft-$ft_version
+    target/venv-ft-$ft_version/bin/python -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
+    target/venv-ft-$ft_version/bin/python -m pytest -q -rs tests/python
 fi
