@@ -58,7 +58,7 @@ def prefix_digests(piece, count):
     return out
 
 
-@pytest.mark.skipif(not FREE_THREADED, reason="needs a free-threaded CPython (3.13t+)")
+@pytest.mark.skipif(not FREE_THREADED, reason="needs a free-threaded CPython (3.14t)")
 def test_import_leaves_the_gil_off():
     # A module that does not declare itself free-threading safe turns the GIL back on
     # when it is imported, with a RuntimeWarning; -W error makes that warning fatal.
@@ -73,9 +73,10 @@ def test_import_leaves_the_gil_off():
     assert out.returncode == 0 and out.stdout == "off\n", out.stderr[-2000:]
 
 
-# Below and above the size under which updates are hashed without releasing the GIL
-# (4 KiB), and above the size in which mutable buffers are copied out (64 KiB).
-SIZES = [1, 63, 64, 100, 4096, 4097, 70_000]
+# Below and above the size up to which updates are hashed without releasing the GIL
+# (4 KiB), and above the chunk in which other buffers than bytes are copied out and
+# hashed (256 KiB).
+SIZES = [1, 63, 64, 100, 4096, 4097, 70_000, 300_000]
 
 
 @pytest.mark.parametrize("size", SIZES)
