@@ -684,9 +684,10 @@ fn new(
 /// or a lone surrogate is an unsupported hash (ValueError).
 fn plain_name<'a>(name: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     let py = name.py();
-    let new_words = py.version_info() >= (3, 14);
+    // (Asked only on the way to an error: `version_info` parses the version string.)
+    let new_words = || py.version_info() >= (3, 14);
     let Ok(s) = name.cast::<PyString>() else {
-        return Err(PyTypeError::new_err(if new_words {
+        return Err(PyTypeError::new_err(if new_words() {
             let kind = if name.is_none() {
                 "None".to_owned()
             } else {
@@ -699,7 +700,7 @@ fn plain_name<'a>(name: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     };
     match s.to_str().ok().filter(|s| !s.contains('\0')) {
         Some(plain) => Ok(plain),
-        None if new_words => Err(PyValueError::new_err(
+        None if new_words() => Err(PyValueError::new_err(
             intern!(py, "md5x computes MD5 only: unsupported hash type ")
                 .add(s)?
                 .unbind(),
