@@ -241,6 +241,14 @@ make_venv
 echo "== pytest (Python module md5x against hashlib)"
 .venv/bin/python -m pytest -q -rs tests/python
 
+# The Python suite again, in a venv of its own (made once) with the interpreter given.
+pytest_in_venv() {
+    local venv=$1 python=$2
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
+    "$venv/bin/python" -m pytest -q -rs tests/python
+}
+
 # Some tests need Python 3.12+ (buffers exported by Python code, PEP 688) and skip on
 # an older interpreter: the suite runs again under the newest 3.12+ this machine has
 # (the module is built for the stable ABI of 3.11 and later), in a venv under target/.
@@ -256,9 +264,7 @@ for py in python3.14 python3.13 python3.12 \
 done
 if [ -n "$newer" ]; then
     echo "== pytest again under $($newer --version) (the tests for 3.12+)"
-    [ -x target/venv-newer/bin/python ] || "$newer" -m venv target/venv-newer
-    target/venv-newer/bin/python -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
-    target/venv-newer/bin/python -m pytest -q -rs tests/python
+    pytest_in_venv target/venv-newer "$newer"
 else
     echo "== pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"
 fi
@@ -299,7 +305,5 @@ else
     [ "$ft_status" = 0 ] || { echo "building free-threaded CPython $ft_version failed" >&2; exit 1; }
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
     echo "== pytest again under $("$ft/bin/python3" -VV | head -1)"
-    [ -x target/venv-ft-$ft_version/bin/python ] || "$ft/bin/python3" -m venv target/venv-ft-$ft_version
-    target/venv-ft-$ft_version/bin/python -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
-    target/venv-ft-$ft_version/bin/python -m pytest -q -rs tests/python
+    pytest_in_venv "target/venv-ft-$ft_version" "$ft/bin/python3"
 fi
