@@ -175,8 +175,25 @@ impl<T> Lanes<T> {
     /// # Panics
     ///
     /// If `slot` was opened by another `Lanes`.
-    pub fn feed(&mut self, slot: &mut Slot, mut data: &[u8]) {
+    #[inline]
+    pub fn feed(&mut self, slot: &mut Slot, data: &[u8]) {
         let i = self.check(slot);
+        let cap = self.cap();
+        let e = &mut self.entries[i];
+        // Most small pieces only join the slot's buffer: copy them here, inline, and
+        // leave the buffer's first reservation and the hashing to `feed_more`.
+        if data.len() <= cap - e.buf.len() && e.buf.capacity() != 0 {
+            e.len = e.len.wrapping_add(data.len() as u64);
+            e.buf.extend_from_slice(data);
+            return;
+        }
+        self.feed_more(i, data);
+    }
+
+    /// [`feed`](Lanes::feed) of entry `i` where the piece does not simply fit its
+    /// buffer (or the buffer is not reserved yet): fill, hash, and fill again.
+    #[inline(never)]
+    fn feed_more(&mut self, i: usize, mut data: &[u8]) {
         let cap = self.cap();
         let e = &mut self.entries[i];
         e.len = e.len.wrapping_add(data.len() as u64);
