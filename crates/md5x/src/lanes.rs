@@ -180,23 +180,22 @@ impl<T> Lanes<T> {
         let i = self.check(slot);
         let cap = self.cap();
         let e = &mut self.entries[i];
+        e.len = e.len.wrapping_add(data.len() as u64);
         // Most small pieces only join the slot's buffer: copy them here, inline, and
         // leave the buffer's first reservation and the hashing to `feed_more`.
         if data.len() <= cap - e.buf.len() && e.buf.capacity() != 0 {
-            e.len = e.len.wrapping_add(data.len() as u64);
             e.buf.extend_from_slice(data);
-            return;
+        } else {
+            self.feed_more(i, cap, data);
         }
-        self.feed_more(i, data);
     }
 
-    /// [`feed`](Lanes::feed) of entry `i` where the piece does not simply fit its
-    /// buffer (or the buffer is not reserved yet): fill, hash, and fill again.
+    /// The rest of [`feed`](Lanes::feed) for entry `i` (`data` already counted in its
+    /// length), where the piece does not simply fit the buffer of `cap` bytes or the
+    /// buffer is not reserved yet: fill, hash, and fill again.
     #[inline(never)]
-    fn feed_more(&mut self, i: usize, mut data: &[u8]) {
-        let cap = self.cap();
+    fn feed_more(&mut self, i: usize, cap: usize, mut data: &[u8]) {
         let e = &mut self.entries[i];
-        e.len = e.len.wrapping_add(data.len() as u64);
         if e.buf.capacity() == 0 {
             e.buf.reserve_exact(cap + 128);
         }
