@@ -67,7 +67,16 @@ mod imp {
     /// Whether the hand-scheduled kernel should prefetch the lanes' data: on Intel's
     /// cores, where it was measured to pay a little from memory. Not on AMD's: there
     /// the generic SSE2 kernel saw no change with a prefetch (see
-    /// `Lane::PREFETCH_AHEAD`), and every AMD core since Zen 1 runs AVX2 anyway.
+    /// `Lane::PREFETCH_AHEAD`), and neither did this kernel on Zen 3 (below), where it
+    /// still runs the AVX2 backend's jobs of 3 or 4 messages.
+    ///
+    /// Zen 3 (family 25 model 1, a KVM guest), 2026-11-30, `many_report` with a
+    /// temporary switch, three alternating pairs, cycles/byte, without -> with: SSE2
+    /// forced, from memory, 3 groups (and the `default` row), 131,072 x 1 KiB
+    /// 1.19-1.32 -> 1.16-1.18 (1.21-1.24 -> 1.20-1.21), 16,384 x 8 KiB 0.90-0.93 ->
+    /// 0.90-0.92 (0.89-0.93 -> 0.91-1.02), 128 x 1 MiB 0.85-0.88 -> 0.92 (0.84-0.88 ->
+    /// 0.84-1.03); the AVX2 backend's one SSE2 group on 3 and 4 messages of 32 MiB
+    /// 2.20-2.21 and 1.64-1.65 -> 2.19-2.20 and 1.64-1.66, on 4 in cache level.
     ///
     /// Emerald Rapids (a KVM guest, SSE2 forced), 2026-11-28, `many_report` with
     /// 3 groups with and without the prefetch as rows of one process (interleaved, so
