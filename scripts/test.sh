@@ -72,6 +72,26 @@ fi
 echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
 cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010
 cargo test -p md5x --release --all-features --doc
+# A crate that depends on md5x builds it with Cargo's default release profile (16
+# codegen units, no LTO), not with this workspace's (one unit, thin LTO). There a
+# closure around intrinsics in a lane kernel stayed out of line, without the kernel's
+# target features, and each of its intrinsics became a call: the generic AVX2 kernel
+# ran 4.0-4.3 cycles/byte instead of 0.50-0.55 (docs/performance.md). So the kernels
+# are built that way too, and no intrinsic may be left as a function of its own.
+if [ "$(uname -m)" = x86_64 ] && need nm; then
+    echo "== the lane kernels in a dependent crate's release profile: no intrinsic out of line"
+    CARGO_TARGET_DIR=target/dependent-profile CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+        CARGO_PROFILE_RELEASE_LTO=false cargo build -q --release -p md5x --example many_report
+    stray=$(nm -C target/dependent-profile/release/examples/many_report |
+        grep 'core_arch::' | grep -v '::_xgetbv$' || true)
+    if [ -n "$stray" ]; then
+        echo "intrinsics compiled out of line (each one a call in a kernel):" >&2
+        echo "$stray" >&2
+        exit 1
+    fi
+else
+    echo "== the lane kernels in a dependent crate's release profile: NOT RUN (not x86-64, or no nm)"
+fi
 
 # aarch64 (the NEON lane kernels and the portable kernel) under qemu-user, with Debian's
 # cross linker; said plainly when the toolchain cannot be had here.

@@ -291,34 +291,40 @@ mod imp {
         }
         #[inline(always)]
         fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
-            let blocks: [&[u8; 64]; 8] =
-                core::array::from_fn(|i| lanes[i][offset..offset + 64].try_into().unwrap());
+            // Plain loops, no closures: see `lanes::Lane::load_message`.
+            let mut blocks: [&[u8; 64]; 8] = [&[0; 64]; 8];
+            for i in 0..8 {
+                blocks[i] = lanes[i][offset..offset + 64].try_into().unwrap();
+            }
             let mut out = [Avx2(blocks_zero()); 16];
             for half in 0..2 {
                 // SAFETY: each block is 64 readable bytes and `half * 32 + 32 <= 64`;
                 // the loads are unaligned; AVX2 is available (see the type's comment).
                 unsafe {
-                    let r: [__m256i; 8] = core::array::from_fn(|i| {
-                        _mm256_loadu_si256(blocks[i].as_ptr().add(half * 32).cast())
-                    });
-                    let t: [__m256i; 8] = core::array::from_fn(|j| {
+                    let mut r = [blocks_zero(); 8];
+                    for i in 0..8 {
+                        r[i] = _mm256_loadu_si256(blocks[i].as_ptr().add(half * 32).cast());
+                    }
+                    let mut t = [blocks_zero(); 8];
+                    for j in 0..8 {
                         let (a, b) = (r[j & !1], r[j | 1]);
-                        if j % 2 == 0 {
+                        t[j] = if j % 2 == 0 {
                             _mm256_unpacklo_epi32(a, b)
                         } else {
                             _mm256_unpackhi_epi32(a, b)
-                        }
-                    });
+                        };
+                    }
                     // u[4k + q]: 128-bit half h holds word 4h + q of lanes 4k..4k+3.
-                    let u: [__m256i; 8] = core::array::from_fn(|j| {
+                    let mut u = [blocks_zero(); 8];
+                    for (j, uj) in u.iter_mut().enumerate() {
                         let (k, q) = (j / 4, j % 4);
                         let (a, b) = (t[4 * k + q / 2], t[4 * k + 2 + q / 2]);
-                        if q % 2 == 0 {
+                        *uj = if q % 2 == 0 {
                             _mm256_unpacklo_epi64(a, b)
                         } else {
                             _mm256_unpackhi_epi64(a, b)
-                        }
-                    });
+                        };
+                    }
                     for q in 0..4 {
                         out[half * 8 + q] = Avx2(_mm256_permute2x128_si256::<0x20>(u[q], u[4 + q]));
                         out[half * 8 + 4 + q] =

@@ -251,35 +251,43 @@ mod imp {
         }
         #[inline(always)]
         fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
-            let blocks: [&[u8; 64]; 16] =
-                core::array::from_fn(|i| lanes[i][offset..offset + 64].try_into().unwrap());
+            // Plain loops, no closures: see `lanes::Lane::load_message`.
+            let mut blocks: [&[u8; 64]; 16] = [&[0; 64]; 16];
+            for i in 0..16 {
+                blocks[i] = lanes[i][offset..offset + 64].try_into().unwrap();
+            }
             // SAFETY: each block is 64 readable bytes; the loads are unaligned; AVX512F
             // is available (see the type's comment).
             unsafe {
-                let r: [__m512i; 16] =
-                    core::array::from_fn(|i| _mm512_loadu_si512(blocks[i].as_ptr().cast()));
+                let zero = _mm512_setzero_si512();
+                let mut r = [zero; 16];
+                for i in 0..16 {
+                    r[i] = _mm512_loadu_si512(blocks[i].as_ptr().cast());
+                }
                 // t[2p], t[2p + 1]: rows 2p and 2p + 1 interleaved (low and high pairs).
-                let t: [__m512i; 16] = core::array::from_fn(|j| {
+                let mut t = [zero; 16];
+                for j in 0..16 {
                     let (a, b) = (r[j & !1], r[j | 1]);
-                    if j % 2 == 0 {
+                    t[j] = if j % 2 == 0 {
                         _mm512_unpacklo_epi32(a, b)
                     } else {
                         _mm512_unpackhi_epi32(a, b)
-                    }
-                });
+                    };
+                }
                 // u[4k + q]: 128-bit chunk c holds word 4c + q of lanes 4k..4k+3.
-                let u: [__m512i; 16] = core::array::from_fn(|j| {
+                let mut u = [zero; 16];
+                for (j, uj) in u.iter_mut().enumerate() {
                     let (k, q) = (j / 4, j % 4);
                     let (a, b) = (t[4 * k + q / 2], t[4 * k + 2 + q / 2]);
-                    if q % 2 == 0 {
+                    *uj = if q % 2 == 0 {
                         _mm512_unpacklo_epi64(a, b)
                     } else {
                         _mm512_unpackhi_epi64(a, b)
-                    }
-                });
+                    };
+                }
                 // A 4x4 transpose of 128-bit chunks across u[q], u[4 + q], u[8 + q],
                 // u[12 + q] gives words q, 4 + q, 8 + q, 12 + q of all 16 lanes.
-                let mut out = [Avx512(_mm512_setzero_si512()); 16];
+                let mut out = [Avx512(zero); 16];
                 for q in 0..4 {
                     let v0 = _mm512_shuffle_i32x4::<0x44>(u[q], u[4 + q]);
                     let v1 = _mm512_shuffle_i32x4::<0xEE>(u[q], u[4 + q]);

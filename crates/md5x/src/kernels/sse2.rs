@@ -230,16 +230,20 @@ mod imp {
         }
         #[inline(always)]
         fn load_message(lanes: &[&[u8]], offset: usize) -> [Self; 16] {
-            let blocks: [&[u8; 64]; 4] =
-                core::array::from_fn(|i| lanes[i][offset..offset + 64].try_into().unwrap());
+            // Plain loops, no closures: see `lanes::Lane::load_message`.
+            let mut blocks: [&[u8; 64]; 4] = [&[0; 64]; 4];
+            for i in 0..4 {
+                blocks[i] = lanes[i][offset..offset + 64].try_into().unwrap();
+            }
             // SAFETY: SSE2 is part of the x86-64 baseline; each block is 64 readable
             // bytes and `16 * quarter + 16 <= 64`; the loads are unaligned.
             unsafe {
                 let mut out = [Sse2(_mm_setzero_si128()); 16];
                 for quarter in 0..4 {
-                    let r: [__m128i; 4] = core::array::from_fn(|i| {
-                        _mm_loadu_si128(blocks[i].as_ptr().add(16 * quarter).cast())
-                    });
+                    let mut r = [_mm_setzero_si128(); 4];
+                    for i in 0..4 {
+                        r[i] = _mm_loadu_si128(blocks[i].as_ptr().add(16 * quarter).cast());
+                    }
                     let t0 = _mm_unpacklo_epi32(r[0], r[1]);
                     let t1 = _mm_unpackhi_epi32(r[0], r[1]);
                     let t2 = _mm_unpacklo_epi32(r[2], r[3]);
