@@ -38,6 +38,10 @@
 #   EMU_KARGS         extra kernel arguments               (clearcpuid=xsaves,xsavec)
 #   EMU_SKIP_APT=1    do not apt-get install the tools
 #   EMU_SKIP_BUILD=1  reuse the test binaries from the last build
+#   EMU_SETUP_ONLY=1  install the tools, fetch the kernel, build the test binaries, and
+#                     exit (0, or 2 as above) without booting: scripts/test.sh does
+#                     this in the foreground (apt-get must not run beside its own), then
+#                     boots with EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 in the background
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,6 +105,11 @@ if [[ ${EMU_SKIP_BUILD:-0} != 1 || ! -f $WORK/build.json ]]; then
      >"$WORK/build.json.new" 2>"$WORK/build.err") ||
     { tail -30 "$WORK/build.err" >&2; exit 1; }
   mv "$WORK/build.json.new" "$WORK/build.json"
+fi
+
+if [[ ${EMU_SETUP_ONLY:-0} == 1 ]]; then
+  log "set up: tools, kernel $KVER and the test binaries are ready"
+  exit 0
 fi
 
 # --- 4. initramfs ---------------------------------------------------------------------

@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's header carries the minutes since the start, so a slow step shows on the log.
+SECONDS=0
+say() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 need() { command -v "$1" >/dev/null 2>&1; }
 apt_install() {
     if need apt-get; then
@@ -29,7 +32,7 @@ case $local_md5sum in
 *"(GNU coreutils) 9."[1-7] | *"(GNU coreutils) 9."[1-7].*) ;;
 *)
     if [ -z "${MD5SUM:-}" ] && [ -n "$gnu97" ]; then
-        echo "== this machine's md5sum ($local_md5sum) is not GNU's 9.1 to 9.7: the compat suite uses $gnu97"
+        say "this machine's md5sum ($local_md5sum) is not GNU's 9.1 to 9.7: the compat suite uses $gnu97"
         export MD5SUM=$gnu97
     fi
     ;;
@@ -43,33 +46,33 @@ make_venv() {
 need cargo || { echo "cargo (Rust) is required: https://rustup.rs" >&2; exit 1; }
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
-echo "== cargo fmt --check"
+say "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy -D warnings"
+say "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== cargo clippy (no_std, no default features; and with digest 0.10's traits)"
+say "cargo clippy (no_std, no default features; and with digest 0.10's traits)"
 cargo clippy -p md5x --no-default-features --lib -- -D warnings
 cargo clippy -p md5x --no-default-features --features digest010 --lib -- -D warnings
-echo "== cargo clippy (all features: rayon, tokio, digest010)"
+say "cargo clippy (all features: rayon, tokio, digest010)"
 cargo clippy -p md5x --all-targets --all-features -- -D warnings
-echo "== cargo doc -D warnings (library docs: default and all features, and no_std)"
+say "cargo doc -D warnings (library docs: default and all features, and no_std)"
 for feats in "" --all-features --no-default-features; do
     RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p md5x $feats
 done
-echo "== cargo test (release: the large-input tests hash gigabytes)"
+say "cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
 # The command's compatibility suite ran above against this machine's md5sum; md5x does
 # what coreutils 9.7 (Debian 13) does where releases differ, so it runs again against
 # that one.
 if [ -n "$gnu97" ] && [ "${MD5SUM:-}" = "$gnu97" ]; then
-    echo "== compatibility suite against GNU coreutils 9.7 (Debian 13): ran above"
+    say "compatibility suite against GNU coreutils 9.7 (Debian 13): ran above"
 elif [ -n "$gnu97" ]; then
-    echo "== compatibility suite against GNU coreutils 9.7 (Debian 13): $gnu97"
+    say "compatibility suite against GNU coreutils 9.7 (Debian 13): $gnu97"
     MD5SUM=$gnu97 cargo test --release -p md5x-cli --test compat
 else
-    echo "== compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
+    say "compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
 fi
-echo "== cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
+say "cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
 cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010
 cargo test -p md5x --release --all-features --doc
 # A crate that depends on md5x builds it with Cargo's default release profile (16
@@ -79,7 +82,7 @@ cargo test -p md5x --release --all-features --doc
 # ran 4.0-4.3 cycles/byte instead of 0.50-0.55 (docs/performance.md). So the kernels
 # are built that way too, and no intrinsic may be left as a function of its own.
 if [ "$(uname -m)" = x86_64 ] && need nm; then
-    echo "== the lane kernels in a dependent crate's release profile: no intrinsic out of line"
+    say "the lane kernels in a dependent crate's release profile: no intrinsic out of line"
     CARGO_TARGET_DIR=target/dependent-profile CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
         CARGO_PROFILE_RELEASE_LTO=false cargo build -q --release -p md5x --example many_report
     syms=$(nm -C target/dependent-profile/release/examples/many_report)
@@ -95,7 +98,7 @@ if [ "$(uname -m)" = x86_64 ] && need nm; then
         exit 1
     fi
 else
-    echo "== the lane kernels in a dependent crate's release profile: NOT RUN (not x86-64, or no nm)"
+    say "the lane kernels in a dependent crate's release profile: NOT RUN (not x86-64, or no nm)"
 fi
 
 # aarch64 (the NEON lane kernels and the portable kernel) under qemu-user, with Debian's
@@ -103,7 +106,7 @@ fi
 apt_install qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross || true
 if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
     rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1; then
-    echo "== cargo test on aarch64 under qemu (NEON)"
+    say "cargo test on aarch64 under qemu (NEON)"
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
     # One test at a time: chains.rs and vectors.rs start python3 for their references,
@@ -117,7 +120,7 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
             --target aarch64-unknown-linux-gnu "$@") rc=0
         "${cmd[@]}" || rc=$?
         if [ "$rc" = 124 ]; then
-            echo "== aarch64: stopped after 15 minutes (a hang under qemu-user); once more"
+            say "aarch64: stopped after 15 minutes (a hang under qemu-user); once more"
             "${cmd[@]}"
         else
             return "$rc"
@@ -128,7 +131,7 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
         --skip past_4_gib
     arm --test vectors -- --skip more_than_4_gib --test-threads=1
 else
-    echo "== aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
+    say "aarch64: NOT RUN (no qemu-user, aarch64 cross linker or Rust target here)"
 fi
 
 # 32 bits (i686, run natively with Debian's 32-bit C library): every length and
@@ -144,20 +147,20 @@ apt_install gcc-i686-linux-gnu libc6-dev-i386-cross libc6-i386 lib32gcc-s1 \
     gcc-s390x-linux-gnu libc6-dev-s390x-cross || true
 if need i686-linux-gnu-gcc && [ -e /lib/ld-linux.so.2 ] &&
     rustup target add i686-unknown-linux-gnu >/dev/null 2>&1; then
-    echo "== cargo clippy for i686 (32-bit), tests included: what x86_64 leaves out"
+    say "cargo clippy for i686 (32-bit), tests included: what x86_64 leaves out"
     cargo clippy --target i686-unknown-linux-gnu -p md5x -p md5x-cli --all-targets -- -D warnings
-    echo "== cargo test on i686 (32-bit): the library and the command"
+    say "cargo test on i686 (32-bit): the library and the command"
     # (MD5X_SHIM_CC: the libraries the read-error tests preload into md5x are 32-bit too.)
     CARGO_TARGET_I686_UNKNOWN_LINUX_GNU_LINKER=i686-linux-gnu-gcc MD5X_SHIM_CC=i686-linux-gnu-gcc \
         cargo test --release --target i686-unknown-linux-gnu -p md5x -p md5x-cli
 else
-    echo "== i686 (32-bit): NOT RUN (no i686 cross linker, 32-bit C library or Rust target here)"
+    say "i686 (32-bit): NOT RUN (no i686 cross linker, 32-bit C library or Rust target here)"
 fi
 if need qemu-s390x && need s390x-linux-gnu-gcc &&
     rustup target add s390x-unknown-linux-gnu >/dev/null 2>&1; then
-    echo "== cargo clippy for s390x (big-endian), tests included"
+    say "cargo clippy for s390x (big-endian), tests included"
     cargo clippy --target s390x-unknown-linux-gnu -p md5x --all-targets -- -D warnings
-    echo "== cargo test on s390x under qemu (big-endian)"
+    say "cargo test on s390x under qemu (big-endian)"
     # All but the messages past 4 GiB, which emulation makes too slow (i686 and
     # x86_64 run those); one test at a time, as on aarch64.
     CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc \
@@ -166,15 +169,15 @@ if need qemu-s390x && need s390x-linux-gnu-gcc &&
         --lib --test many_lanes --test scalar_kernels --test chains --test vectors \
         --test digest_traits -- --test-threads=1 --skip past_4_gib --skip more_than_4_gib
 else
-    echo "== s390x (big-endian): NOT RUN (no qemu-user, s390x cross linker or Rust target here)"
+    say "s390x (big-endian): NOT RUN (no qemu-user, s390x cross linker or Rust target here)"
 fi
 if rustup target add wasm32-wasip1 wasm32-unknown-unknown >/dev/null 2>&1; then
-    echo "== cargo clippy for wasm32 (WASI, unknown): the library, default and all features"
+    say "cargo clippy for wasm32 (WASI, unknown): the library, default and all features"
     for t in wasm32-wasip1 wasm32-unknown-unknown; do
         cargo clippy --target "$t" -p md5x --lib -- -D warnings
         cargo clippy --target "$t" -p md5x --lib --all-features -- -D warnings
     done
-    echo "== cargo test on wasm32-wasip1 under Wasmtime (simd128; no threads, no processes)"
+    say "cargo test on wasm32-wasip1 under Wasmtime (simd128; no threads, no processes)"
     # Built with simd128, so that every test runs both the portable and the simd128
     # backends (clippy above checked the build without it); its kernel and its tests
     # linted too. The tests that need threads say "ignored" with that reason;
@@ -192,7 +195,7 @@ if rustup target add wasm32-wasip1 wasm32-unknown-unknown >/dev/null 2>&1; then
         --skip more_than_4_gib
     unset CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS
 else
-    echo "== wasm32: NOT RUN (rustup could not add the wasm32 targets here)"
+    say "wasm32: NOT RUN (rustup could not add the wasm32 targets here)"
 fi
 
 # Other systems. Windows: the library's tests, built with MinGW and run under Wine
@@ -200,35 +203,48 @@ fi
 # command is for Unix only (README). macOS: nothing here runs it, so the library, the
 # command and the Python module must compile and pass clippy for both of its CPUs
 # (no test targets: the benchmarks' criterion builds C code that needs Apple's SDK).
-echo "== Windows: the library's tests under Wine (scripts/windows-wine.sh)"
+say "Windows: the library's tests under Wine (scripts/windows-wine.sh)"
 win=0
 scripts/windows-wine.sh || win=$?
 case $win in
     0) cargo clippy --target x86_64-pc-windows-gnu -p md5x -p md5x-py --lib -- -D warnings ;;
-    2) echo "== Windows: NOT RUN (Wine, MinGW or the Rust target could not be set up here)" ;;
+    2) say "Windows: NOT RUN (Wine, MinGW or the Rust target could not be set up here)" ;;
     *) exit "$win" ;;
 esac
 if rustup target add x86_64-apple-darwin aarch64-apple-darwin >/dev/null 2>&1; then
     for t in x86_64-apple-darwin aarch64-apple-darwin; do
-        echo "== macOS ($t): cargo clippy --workspace --lib --bins"
+        say "macOS ($t): cargo clippy --workspace --lib --bins"
         cargo clippy --target "$t" --workspace --lib --bins -- -D warnings
     done
 else
-    echo "== macOS: NOT RUN (rustup could not add the apple-darwin targets here)"
+    say "macOS: NOT RUN (rustup could not add the apple-darwin targets here)"
 fi
 
 # AVX-512: where this CPU lacks it, the library's unit tests, scalar_kernels and
 # many_lanes run with MD5X_BACKEND=avx512 on an emulated Skylake-X (Bochs, booting
-# Debian's kernel; about 10 minutes); said plainly when the emulator cannot be set up.
+# Debian's kernel); said plainly when the emulator cannot be set up. Its setup (apt-get,
+# the kernel, a static build) runs here; the emulation itself, about 10 minutes of one
+# core, runs in the background beside Miri and the fuzzers, which use one core each,
+# and its report comes at the end (on a 2-core Zen 3 the whole command took 84 minutes
+# with the two in turn, against CI's 90).
+emu_pid=
+stop_emu() { [ -z "$emu_pid" ] || kill -- -"$emu_pid" 2>/dev/null || true; }
 if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
-    echo "== AVX-512: ran natively above (this CPU has AVX512F)"
+    say "AVX-512: ran natively above (this CPU has AVX512F)"
 else
-    echo "== AVX-512 under emulation (Bochs, Skylake-X model): scripts/avx512-emu.sh"
+    say "AVX-512 under emulation (Bochs, Skylake-X model): scripts/avx512-emu.sh, set up"
     emu=0
-    scripts/avx512-emu.sh || emu=$?
+    EMU_SETUP_ONLY=1 scripts/avx512-emu.sh || emu=$?
     case $emu in
-        0) ;;
-        2) echo "== AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
+        0)
+            say "AVX-512 under emulation: running in the background (its report comes last)"
+            # setsid: a process group of its own, stopped should this script end first.
+            EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 setsid scripts/avx512-emu.sh \
+                >target/avx512-emu.log 2>&1 </dev/null &
+            emu_pid=$!
+            trap stop_emu EXIT
+            ;;
+        2) say "AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
         *) exit "$emu" ;;
     esac
 fi
@@ -238,32 +254,32 @@ fi
 if rustup toolchain list 2>/dev/null | grep -q nightly &&
     { cargo +nightly miri --version >/dev/null 2>&1 ||
       rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; }; then
-    echo "== cargo miri test (library unit tests)"
+    say "cargo miri test (library unit tests)"
     MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p md5x --lib
 else
-    echo "== miri: NOT RUN (no nightly toolchain with miri on this machine)"
+    say "miri: NOT RUN (no nightly toolchain with miri on this machine)"
 fi
 
 # Coverage-guided fuzzing (fuzz/, scripts/fuzz.sh): each target 45 s from a fixed
 # seed, every backend of this CPU against md-5, under AddressSanitizer; where the
 # nightly toolchain or cargo-fuzz cannot be had, said plainly.
-echo "== cargo fuzz (fuzz/: libFuzzer with AddressSanitizer, 45 s a target)"
+say "cargo fuzz (fuzz/: libFuzzer with AddressSanitizer, 45 s a target)"
 fz=0
 scripts/fuzz.sh 45 || fz=$?
 case $fz in
     0) ;;
-    2) echo "== fuzzing: NOT RUN (no nightly toolchain or cargo-fuzz here)" ;;
+    2) say "fuzzing: NOT RUN (no nightly toolchain or cargo-fuzz here)" ;;
     *) exit "$fz" ;;
 esac
 
 # Python-side tests: S3 ETags against a real S3 API (moto's server on 127.0.0.1).
-echo "== pytest (S3 ETags against moto)"
+say "pytest (S3 ETags against moto)"
 make_venv
 # The Python module first: its ETags are checked against S3 too.
 .venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy 'mypy>=1.11' ./crates/md5x-py
 .venv/bin/python -m pytest -q -rs tests/s3
 
-echo "== pytest (Python module md5x against hashlib)"
+say "pytest (Python module md5x against hashlib)"
 .venv/bin/python -m pytest -q -rs tests/python
 
 # The Python suite again, in a venv of its own (made once) with the interpreter given.
@@ -288,10 +304,10 @@ for py in python3.14 python3.13 python3.12 \
     fi
 done
 if [ -n "$newer" ]; then
-    echo "== pytest again under $($newer --version) (the tests for 3.12+)"
+    say "pytest again under $($newer --version) (the tests for 3.12+)"
     pytest_in_venv target/venv-newer "$newer"
 else
-    echo "== pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"
+    say "pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"
 fi
 
 # The suite once more under a free-threaded CPython (3.14t, no GIL): the module must
@@ -325,10 +341,24 @@ build_free_threaded() {
 ft_status=0
 [ -x "$ft/bin/python3" ] || build_free_threaded || ft_status=$?
 if [ "$ft_status" = 2 ]; then
-    echo "== pytest under free-threaded CPython: NOT RUN (CPython $ft_version's source could not be fetched from proxy.golang.org)"
+    say "pytest under free-threaded CPython: NOT RUN (CPython $ft_version's source could not be fetched from proxy.golang.org)"
 else
     [ "$ft_status" = 0 ] || { echo "building free-threaded CPython $ft_version failed" >&2; exit 1; }
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
-    echo "== pytest again under $("$ft/bin/python3" -VV | head -1)"
+    say "pytest again under $("$ft/bin/python3" -VV | head -1)"
     pytest_in_venv "target/venv-ft-$ft_version" "$ft/bin/python3"
 fi
+
+if [ -n "$emu_pid" ]; then
+    say "AVX-512 under emulation (started before Miri): its report"
+    emu=0
+    wait "$emu_pid" || emu=$?
+    emu_pid=
+    cat target/avx512-emu.log
+    case $emu in
+        0) ;;
+        2) say "AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
+        *) exit "$emu" ;;
+    esac
+fi
+say "all tests passed"
