@@ -45,6 +45,31 @@ pub(crate) fn speed() -> [u32; 3] {
     }
 }
 
+/// Relative throughput of 1, 2 and 3 groups (2 groups = 100) on Zen 3 for short
+/// messages, where 2 groups beat 3. Zen 3 (family 25 model 1), 2026-11-30,
+/// `MD5X_BACKENDS=avx2 MD5X_SIZES=64,128,256 MD5X_COUNTS=48,2097152 many_report`,
+/// cycles/byte: 64 bytes, 48 messages, 2.47, 1.83 and 2.01-2.05 (74 : 100 : 90);
+/// from memory 2.38, 1.71 and 1.73-1.75; 128 bytes 1.38 against 1.47-1.53, from memory
+/// 1.33 against 1.40; 256 bytes 0.95 against 0.98-1.00, from memory 1.03 against
+/// 1.07-1.10. They tie at 512 bytes (0.74 against 0.71, 0.93 against 0.91), and 3
+/// groups win by 5-10% from 1 KiB (`docs/performance.md`, "two groups for short
+/// messages on Zen 3").
+pub(crate) const SPEED_SHORT_ZEN3: [u32; 3] = [74, 100, 93];
+
+/// Below this mean message length in bytes (8 blocks), [`speed_for_mean`] gives
+/// [`SPEED_SHORT_ZEN3`] on Zen 3.
+pub(crate) const SHORT_MEAN: u64 = 512;
+
+/// The group speeds for a job whose messages average `mean` bytes: [`speed`], except
+/// for short messages on Zen 3 (the CPUs of `short_runs_generic`), where
+/// [`SPEED_SHORT_ZEN3`]. No other CPU has been measured this way.
+pub(crate) fn speed_for_mean(mean: u64) -> [u32; 3] {
+    match mean < SHORT_MEAN && imp::short_runs_generic() {
+        true => SPEED_SHORT_ZEN3,
+        false => speed(),
+    }
+}
+
 /// The AVX2 lane kernel with `groups` groups of 8 lanes (1 to 3), if this CPU has AVX2:
 /// the hand-scheduled one (`avx2_asm.rs`).
 pub(crate) fn kernel(groups: usize) -> Option<LaneKernel> {
@@ -443,6 +468,9 @@ mod imp {
         None
     }
     pub(super) fn half_width() -> bool {
+        false
+    }
+    pub(super) fn short_runs_generic() -> bool {
         false
     }
 }

@@ -298,6 +298,9 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
             *sw = V::load(&state[(g * 4 + w) * n..]);
         }
     }
+    // Declared once: every block overwrites all of it. Declared in the loop, its
+    // zeroing (1.5 KiB for 3 AVX2 groups) stayed in, a `memset` call every block.
+    let mut m = [[V::splat(0); 16]; G];
     for blk in 0..nblocks {
         let ahead = const { V::PREFETCH_AHEAD[G - 1] };
         if ahead > 0 && blk + ahead < nblocks {
@@ -305,7 +308,6 @@ pub(crate) fn compress_strided<V: Lane, const G: usize>(
                 V::prefetch(&l[(blk + ahead) * stride..]);
             }
         }
-        let mut m = [[V::splat(0); 16]; G];
         for (g, mg) in m.iter_mut().enumerate() {
             *mg = V::load_message(&lanes[g * n..(g + 1) * n], blk * stride);
         }
