@@ -352,7 +352,7 @@ macro_rules! blocks {
     (direct, [$($g:tt),+], $ng:literal, $pre:expr) => {
         concat!(
             "/* no line scratch (at {lines}) in a direct run */\n",
-            "2:\n",
+            loop_top!(),
             $pre,
             $(
                 transpose_quarter!(direct, $g, 0),
@@ -372,7 +372,7 @@ macro_rules! blocks {
     (piped, [$($g:tt),+], $ng:literal, $copy:ident) => {
         concat!(
             copy_lines!([$($g),+]),
-            "2:\n",
+            loop_top!(),
             $(
                 transpose_quarter!(piped, $g, 0),
                 transpose_quarter!(piped, $g, 1),

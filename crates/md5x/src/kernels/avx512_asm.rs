@@ -412,7 +412,7 @@ macro_rules! blocks {
     (direct, [$($g:tt),+], $ng:tt) => {
         concat!(
             "/* no line scratch (at {lines}) or next rows (at {nxt}) in a direct run */\n",
-            "2:\n",
+            loop_top!(),
             $(transpose!(direct, $g),)+
             $(state_rows!(load, $g),)+
             md5_quads!(quad!([$($g),+], $ng, prefetch)),
@@ -427,7 +427,7 @@ macro_rules! blocks {
         concat!(
             "/* no next rows (at {nxt}) in a piped run */\n",
             copy_lines!([$($g),+]),
-            "2:\n",
+            loop_top!(),
             $(transpose!(piped, $g),)+
             $(state_rows!(load, $g),)+
             // The copies' block: the next one, or this one again after the last.
@@ -447,7 +447,7 @@ macro_rules! blocks {
             "mov {p:e}, 0xF0\n", "kmovw k1, {p:e}\n",
             "mov {p:e}, 0xF00\n", "kmovw k2, {p:e}\n",
             "mov {p:e}, 0xF000\n", "kmovw k3, {p:e}\n",
-            "2:\n",
+            loop_top!(),
             $(state_rows!(load, $g),)+
             // The stages' block: the next one, or this one again after the last.
             next_copy_offset!(),

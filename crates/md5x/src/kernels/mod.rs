@@ -66,6 +66,22 @@ macro_rules! next_copy_offset {
     };
 }
 
+/// The top of a hand-scheduled lane kernel's block loop (label `2`), on a 64-byte
+/// boundary. These loops are 6 to 26 KiB of straight-line code, far more than the op
+/// cache holds, so they run from the decoders, whose throughput depends on where
+/// instructions fall in the fetch windows; the padding runs once a call. Without it,
+/// the loop sat wherever the linker put the function (16-byte aligned), and so its
+/// speed depended on unrelated code: on Zen 3 (AMD EPYC family 25 model 1,
+/// 2026-12-01), a change to `many.rs` alone moved AVX2's 3-group kernel 16 bytes and
+/// made it 27% slower (0.447 against 0.567 cycles/byte, 8 KiB messages; with the loop
+/// aligned 0.40-0.43: `docs/performance.md`, "loop tops on a 64-byte boundary").
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+macro_rules! loop_top {
+    () => {
+        ".p2align 6\n2:\n"
+    };
+}
+
 /// Which loop a hand-scheduled lane kernel (`sse2_asm.rs`, `avx2_asm.rs`,
 /// `avx512_asm.rs`) runs: *direct*, which reads each block's data from the lanes at the
 /// block's start; *piped*, which copies the next block's data into a line scratch while

@@ -342,7 +342,7 @@ macro_rules! blocks {
         concat!(
             "/* no line scratch (at {lines}) in a direct run */\n",
             round_functions!(),
-            "2:\n",
+            loop_top!(),
             $pre,
             $(
                 transpose_quarter!(direct, $g, 0),
@@ -363,7 +363,7 @@ macro_rules! blocks {
         concat!(
             round_functions!(),
             copy_lines!([$($g),+]),
-            "2:\n",
+            loop_top!(),
             $(
                 transpose_quarter!(piped, $g, 0),
                 transpose_quarter!(piped, $g, 1),
