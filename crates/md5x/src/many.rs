@@ -730,10 +730,57 @@ pub mod tuning {
     pub fn lane_shape(backend: Backend) -> Option<(usize, usize)> {
         backend.lane_kernel().map(|k| (k.lanes / k.width, k.lanes))
     }
+
+    /// How [`par_hash_many`] shares out `n` messages of `total` bytes in all (asked
+    /// only when there are two threads and two lane sets) for `threads` threads whose
+    /// kernels fill `lanes` lanes: the messages in each share, whole lane sets, or
+    /// `None` to hash them all on the calling thread.
+    ///
+    /// The work (the bytes plus [`PAR_MESSAGE_BYTES`] a message) is cut into shares of
+    /// at least [`PAR_TASK_BYTES`], at most eight a thread, so that uneven lengths and
+    /// set counts that do not divide by the threads still balance; a share holds one
+    /// lane set at least. Work for fewer than two shares: `None`.
+    ///
+    /// ```
+    /// use md5x::tuning::par_chunk;
+    /// // 48 messages of 64 bytes: too little to share.
+    /// assert_eq!(par_chunk(48, 24, 2, || 48 * 64), None);
+    /// // 512 of 64 bytes: 32 KiB, and 96 KiB of weight, still too little.
+    /// assert_eq!(par_chunk(512, 24, 2, || 512 * 64), None);
+    /// // 32 of 8 KiB: two shares, a lane set (24) and the rest.
+    /// assert_eq!(par_chunk(32, 24, 2, || 32 << 13), Some(24));
+    /// // 4096 of 64 bytes (1 MiB of work): 8 shares of 21 lane sets, and a ninth.
+    /// assert_eq!(par_chunk(4096, 24, 2, || 4096 * 64), Some(504));
+    /// ```
+    #[cfg(feature = "rayon")]
+    pub fn par_chunk(
+        n: usize,
+        lanes: usize,
+        threads: usize,
+        total: impl FnOnce() -> u64,
+    ) -> Option<usize> {
+        let lanes = lanes.max(1);
+        let sets = n.div_ceil(lanes);
+        if threads < 2 || sets < 2 {
+            return None;
+        }
+        let work = total().saturating_add((n as u64).saturating_mul(PAR_MESSAGE_BYTES));
+        let by_work = usize::try_from(work / PAR_TASK_BYTES).unwrap_or(usize::MAX);
+        if by_work < 2 {
+            return None;
+        }
+        let shares = threads.saturating_mul(8).min(by_work);
+        Some((sets / shares).max(1) * lanes)
+    }
 }
 
 /// With feature `rayon`: [`hash_many`] spread over the cores of rayon's pool, each
 /// core filling its own lanes with a contiguous share of the inputs.
+///
+/// Handing work to other threads costs microseconds (tens on a virtual machine whose
+/// idle cores sleep), so a job too small for two shares of at least 128 KiB of work
+/// each (its bytes, plus 192 a message) or of a lane set each runs on the calling
+/// thread, as [`hash_many`] would.
 ///
 /// ```
 /// let msgs: Vec<Vec<u8>> = (0..100).map(|i| vec![i as u8; 1000 + i]).collect();
@@ -768,16 +815,39 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     backend.assert_supported();
     let lanes = backend.lanes().max(1);
     let threads = rayon::current_num_threads().max(1);
-    // Whole lane sets per share, about eight shares per thread (one set each when
-    // there are fewer sets than that), so that uneven inputs and set counts that do
-    // not divide by the threads still balance.
-    let sets = inputs.len().div_ceil(lanes);
-    let chunk = (sets / (threads * 8)).max(1) * lanes;
-    inputs
-        .par_chunks(chunk)
-        .zip(out.par_chunks_mut(chunk))
-        .for_each(|(i, o)| hash_many_into_with(backend, i, o));
+    let total = || {
+        inputs
+            .iter()
+            .fold(0u64, |t, m| t.saturating_add(m.as_ref().len() as u64))
+    };
+    match tuning::par_chunk(inputs.len(), lanes, threads, total) {
+        Some(chunk) => inputs
+            .par_chunks(chunk)
+            .zip(out.par_chunks_mut(chunk))
+            .for_each(|(i, o)| hash_many_into_with(backend, i, o)),
+        None => hash_many_into_with(backend, inputs, out),
+    }
 }
+
+/// The least work (bytes, and [`PAR_MESSAGE_BYTES`] a message) in a share of
+/// [`par_hash_many`]: about 18 microseconds of one core's AVX2 lanes at 8 KiB a
+/// message, so that the hand-off to another thread stays a small part of it. Measured
+/// on Zen 3 (AMD EPYC family 25 model 1, a 2-core virtual machine, 2026-12-01,
+/// `MD5X_SIZES=S MD5X_COUNTS=N many_report par`, two threads against one): before,
+/// 48 and 512 messages of 64 bytes ran at 0.19-0.22 and 0.47-0.84 times one
+/// thread's speed, 48 of 1 KiB at 0.48-0.69; now at 0.98-1.00 (on one thread). From
+/// 256 KiB of work two shares pay (1024 messages of 64 bytes: 1.22-1.29x); twice this
+/// bound (a first cut) gave that up (`docs/performance.md`, "`par_hash_many` on small
+/// jobs").
+#[cfg(feature = "rayon")]
+pub(crate) const PAR_TASK_BYTES: u64 = 128 << 10;
+
+/// What a message weighs in [`PAR_TASK_BYTES`]' work besides its bytes: its padding
+/// block and its share of the job manager's refills. At 64 bytes, the lanes of one
+/// core hash about a quarter as many bytes a second as at 8 KiB (1.95 against 7.3 GB/s
+/// on Zen 3), so a 64-byte message weighs as 256.
+#[cfg(feature = "rayon")]
+pub(crate) const PAR_MESSAGE_BYTES: u64 = 192;
 
 fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]) {
     for (d, m) in out.iter_mut().zip(inputs) {
@@ -1259,6 +1329,55 @@ mod tests {
         assert_eq!(cap(Some(u64::MAX), 128), 128);
         assert_eq!(cap(None, 128), 128);
         assert_eq!(cap(None, 7), 7);
+    }
+
+    /// `par_hash_many`'s shares: whole lane sets, two at least, no more than eight a
+    /// thread (or one a lane set), and none under `PAR_TASK_BYTES` of work; jobs too
+    /// small for two stay on the calling thread, without the total asked where the
+    /// count alone decides.
+    #[cfg(feature = "rayon")]
+    #[test]
+    fn par_shares_are_whole_lane_sets_of_enough_work() {
+        use tuning::par_chunk as chunk;
+        let t = PAR_TASK_BYTES;
+        // One thread, or one lane set at most: the total is not needed.
+        assert_eq!(chunk(1000, 24, 1, || panic!("total asked")), None);
+        assert_eq!(chunk(24, 24, 4, || panic!("total asked")), None);
+        assert_eq!(chunk(0, 0, 4, || panic!("total asked")), None);
+        // The work at the bound: the bytes plus a weight a message.
+        let per = PAR_MESSAGE_BYTES;
+        assert_eq!(chunk(48, 24, 2, || 2 * t - 48 * per - 1), None);
+        assert_eq!(chunk(48, 24, 2, || 2 * t - 48 * per), Some(24));
+        // Many 64-byte messages: the shares follow the work, not the count.
+        assert_eq!(chunk(4096, 24, 2, || 4096 * 64), Some(504));
+        // Plenty of work: eight shares a thread, whole lane sets.
+        assert_eq!(chunk(4800, 24, 2, || u64::MAX), Some(288));
+        assert_eq!(chunk(48, 24, 2, || u64::MAX), Some(24));
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+        for round in 0..if cfg!(miri) { 50 } else { 5000 } {
+            let n = (next() % 3000) as usize;
+            let lanes = [1, 4, 8, 16, 24, 32, 48][round % 7];
+            let threads = 1 + (next() % 16) as usize;
+            let total = (next() % (64 << 20)) >> (next() % 24);
+            let sets = n.div_ceil(lanes);
+            let work = total + n as u64 * per;
+            let alone = threads < 2 || sets < 2 || work < 2 * t;
+            match chunk(n, lanes, threads, || total) {
+                None => assert!(
+                    alone,
+                    "round {round}: {n} messages, {lanes} lanes, {threads} threads, {total} bytes"
+                ),
+                Some(c) => {
+                    assert!(!alone, "round {round}: shared, {n} messages, {total} bytes");
+                    let shares = n.div_ceil(c);
+                    assert!(c % lanes == 0 && shares >= 2, "round {round}");
+                    // No more shares than lane sets, nor (give or take the rounding
+                    // to whole sets) than eight a thread or the work allows.
+                    let target = (threads * 8).min((work / t) as usize);
+                    assert!(shares <= sets && shares < 2 * target, "round {round}");
+                }
+            }
+        }
     }
 
     /// Batches: a worker's share of the bytes, never more than `cap` inputs, and never
