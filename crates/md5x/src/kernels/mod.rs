@@ -74,7 +74,7 @@ macro_rules! next_copy_offset {
 /// speed depended on unrelated code: on Zen 3 (AMD EPYC family 25 model 1,
 /// 2026-12-01), a change to `many.rs` alone moved AVX2's 3-group kernel 16 bytes and
 /// made it 27% slower (0.447 against 0.567 cycles/byte, 8 KiB messages; with the loop
-/// aligned 0.40-0.43: `docs/performance.md`, "loop tops on a 64-byte boundary").
+/// aligned 0.40-0.45: `docs/performance.md`, "loop tops on a 64-byte boundary").
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 macro_rules! loop_top {
     () => {
