@@ -731,6 +731,26 @@ pub mod tuning {
         backend.lane_kernel().map(|k| (k.lanes / k.width, k.lanes))
     }
 
+    /// The least work (bytes, and [`PAR_MESSAGE_BYTES`] a message) in a share of
+    /// [`par_hash_many`]: about 18 microseconds of one core's AVX2 lanes at 8 KiB a
+    /// message, so that the hand-off to another thread stays a small part of it. Measured
+    /// on Zen 3 (AMD EPYC family 25 model 1, a 2-core virtual machine, 2026-12-01,
+    /// `MD5X_SIZES=S MD5X_COUNTS=N many_report par`, two threads against one): before,
+    /// 48 and 512 messages of 64 bytes ran at 0.19-0.22 and 0.47-0.84 times one
+    /// thread's speed, 48 of 1 KiB at 0.48-0.69; now at 0.98-1.00 (on one thread). From
+    /// 256 KiB of work two shares pay (1024 messages of 64 bytes: 1.22-1.29x); twice this
+    /// bound (a first cut) gave that up (`docs/performance.md`, "`par_hash_many` on small
+    /// jobs").
+    #[cfg(feature = "rayon")]
+    pub const PAR_TASK_BYTES: u64 = 128 << 10;
+
+    /// What a message weighs in [`PAR_TASK_BYTES`]' work besides its bytes: its padding
+    /// block and its share of the job manager's refills. At 64 bytes, the lanes of one
+    /// core hash about a quarter as many bytes a second as at 8 KiB (1.95 against 7.3 GB/s
+    /// on Zen 3), so a 64-byte message weighs as 256.
+    #[cfg(feature = "rayon")]
+    pub const PAR_MESSAGE_BYTES: u64 = 192;
+
     /// How [`par_hash_many`] shares out `n` messages of `total` bytes in all (asked
     /// only when there are two threads and two lane sets) for `threads` threads whose
     /// kernels fill `lanes` lanes: the messages in each share, whole lane sets, or
@@ -828,26 +848,6 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
         None => hash_many_into_with(backend, inputs, out),
     }
 }
-
-/// The least work (bytes, and [`PAR_MESSAGE_BYTES`] a message) in a share of
-/// [`par_hash_many`]: about 18 microseconds of one core's AVX2 lanes at 8 KiB a
-/// message, so that the hand-off to another thread stays a small part of it. Measured
-/// on Zen 3 (AMD EPYC family 25 model 1, a 2-core virtual machine, 2026-12-01,
-/// `MD5X_SIZES=S MD5X_COUNTS=N many_report par`, two threads against one): before,
-/// 48 and 512 messages of 64 bytes ran at 0.19-0.22 and 0.47-0.84 times one
-/// thread's speed, 48 of 1 KiB at 0.48-0.69; now at 0.98-1.00 (on one thread). From
-/// 256 KiB of work two shares pay (1024 messages of 64 bytes: 1.22-1.29x); twice this
-/// bound (a first cut) gave that up (`docs/performance.md`, "`par_hash_many` on small
-/// jobs").
-#[cfg(feature = "rayon")]
-pub(crate) const PAR_TASK_BYTES: u64 = 128 << 10;
-
-/// What a message weighs in [`PAR_TASK_BYTES`]' work besides its bytes: its padding
-/// block and its share of the job manager's refills. At 64 bytes, the lanes of one
-/// core hash about a quarter as many bytes a second as at 8 KiB (1.95 against 7.3 GB/s
-/// on Zen 3), so a 64-byte message weighs as 256.
-#[cfg(feature = "rayon")]
-pub(crate) const PAR_MESSAGE_BYTES: u64 = 192;
 
 fn scalar_all<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: &mut [Digest]) {
     for (d, m) in out.iter_mut().zip(inputs) {
@@ -1339,13 +1339,13 @@ mod tests {
     #[test]
     fn par_shares_are_whole_lane_sets_of_enough_work() {
         use tuning::par_chunk as chunk;
-        let t = PAR_TASK_BYTES;
+        let t = tuning::PAR_TASK_BYTES;
         // One thread, or one lane set at most: the total is not needed.
         assert_eq!(chunk(1000, 24, 1, || panic!("total asked")), None);
         assert_eq!(chunk(24, 24, 4, || panic!("total asked")), None);
         assert_eq!(chunk(0, 0, 4, || panic!("total asked")), None);
         // The work at the bound: the bytes plus a weight a message.
-        let per = PAR_MESSAGE_BYTES;
+        let per = tuning::PAR_MESSAGE_BYTES;
         assert_eq!(chunk(48, 24, 2, || 2 * t - 48 * per - 1), None);
         assert_eq!(chunk(48, 24, 2, || 2 * t - 48 * per), Some(24));
         // Many 64-byte messages: the shares follow the work, not the count.
