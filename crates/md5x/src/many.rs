@@ -415,9 +415,15 @@ fn shape_for_lengths<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> Option<L
     if let Some(k) = narrow_for(backend, n) {
         return Some(k);
     }
-    let mean = || inputs.iter().map(|m| m.as_ref().len() as u64).sum::<u64>() / n as u64;
-    let speed = crate::kernels::avx2::speed_for_mean(mean);
+    let speed = crate::kernels::avx2::speed_for_mean(|| total_len(inputs) / n as u64);
     best_shape(backend, speed, n).map(|(_, k)| k)
+}
+
+/// The bytes of all `inputs` (saturating: the same long slice may be given many times).
+fn total_len<T: AsRef<[u8]>>(inputs: &[T]) -> u64 {
+    inputs
+        .iter()
+        .fold(0u64, |t, m| t.saturating_add(m.as_ref().len() as u64))
 }
 
 /// [`shape_for`]'s choice among the backend's own kernels, given their relative
@@ -833,14 +839,8 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     );
     // Checked here too, so that the panic does not depend on there being work.
     backend.assert_supported();
-    let lanes = backend.lanes().max(1);
-    let threads = rayon::current_num_threads().max(1);
-    let total = || {
-        inputs
-            .iter()
-            .fold(0u64, |t, m| t.saturating_add(m.as_ref().len() as u64))
-    };
-    match tuning::par_chunk(inputs.len(), lanes, threads, total) {
+    let threads = rayon::current_num_threads();
+    match tuning::par_chunk(inputs.len(), backend.lanes(), threads, || total_len(inputs)) {
         Some(chunk) => inputs
             .par_chunks(chunk)
             .zip(out.par_chunks_mut(chunk))
