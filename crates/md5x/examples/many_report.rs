@@ -3,6 +3,7 @@
 //!
 //!     cargo run --release -p md5x --example many_report               # the table
 //!     cargo run --release -p md5x --example many_report -- cutover    # lanes vs scalar
+//!     cargo run --release -p md5x --example many_report -- choose     # hash_many's choice
 //!     cargo run --release -p md5x --features rayon --example many_report -- par
 //!
 //! Messages are laid end to end in one buffer (byte i = i mod 251), as in
@@ -121,6 +122,7 @@ fn main() {
     );
     match mode.as_str() {
         "cutover" => cutover(),
+        "choose" => choose(),
         "par" => par(),
         _ => table(),
     }
@@ -251,6 +253,37 @@ fn table() {
         "(xG = G interleaved vector groups; * = the lane set of Lanes and Server; \
          hash_many picks its groups per job: the default row)"
     );
+}
+
+/// What `hash_many` spends choosing its kernel for a job (`tuning::shape_lanes`), in
+/// cycles a call, for every lane backend, message size and count.
+fn choose() {
+    let sizes = list("MD5X_SIZES", &[64, 1 << 10]);
+    let counts = list("MD5X_COUNTS", &[9, 24, 48, 1000]);
+    let biggest = *sizes.iter().max().unwrap();
+    let max = biggest + pitch(biggest) * counts.iter().max().unwrap();
+    let mut buf = padded(max);
+    let data = aligned(&mut buf, max);
+    println!("hash_many's choice of kernel: cycles a call (lanes chosen)");
+    for b in Backend::all_supported().filter(|b| b.lanes() > 1) {
+        for &size in &sizes {
+            for &count in &counts {
+                let m = msgs(data, size, count);
+                let lanes = tuning::shape_lanes(b, &m);
+                let t = measure(
+                    || {
+                        std::hint::black_box(tuning::shape_lanes(b, std::hint::black_box(&m)));
+                    },
+                    1,
+                );
+                println!(
+                    "{:<8} {count:>5} x {size:>5} B  {:>7.1}  ({lanes})",
+                    b.to_string(),
+                    t.cycles_per_byte
+                );
+            }
+        }
+    }
 }
 
 /// With `n` live messages, lanes (forced, cut-over 1) against the single-stream kernel.

@@ -258,6 +258,17 @@ impl Backend {
         self.lane_kernel_groups(groups)
     }
 
+    /// The lanes of one group of this backend's lane kernels (the vector's 32-bit
+    /// words), whether or not this CPU runs them; `None` for single-stream backends.
+    pub(crate) const fn group_width(self) -> Option<usize> {
+        match self {
+            Backend::Sse2 | Backend::Neon | Backend::Simd128 => Some(4),
+            Backend::Avx2 => Some(8),
+            Backend::Avx512 => Some(16),
+            Backend::Portable | Backend::X86_64 => None,
+        }
+    }
+
     /// Relative throughput of this backend's lane kernel with 1, 2 and 3 groups when
     /// every lane is busy (2 groups = 100); `None` for single-stream backends.
     pub(crate) fn group_speed(self) -> Option<[u32; 3]> {

@@ -405,8 +405,8 @@ pub(crate) fn shape_for(backend: Backend, n: usize) -> Option<LaneKernel> {
 /// [`shape_for`] for `hash_many`, which knows its messages' lengths: on AVX2, group
 /// speeds for their mean length (`avx2::speed_for_mean`: on Zen 3, 2 groups rather
 /// than 3 for messages under 512 bytes on average, 10% faster at 64 bytes). Summing
-/// the lengths, on Zen 3 alone, costs a cycle or so a message, against hundreds for
-/// its last block.
+/// the lengths, on Zen 3 alone, costs under a cycle a message (and stops once they
+/// reach the bound), against hundreds for its last block.
 fn shape_for_lengths<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> Option<LaneKernel> {
     let n = inputs.len();
     if backend != Backend::Avx2 || n == 0 {
@@ -415,39 +415,64 @@ fn shape_for_lengths<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> Option<L
     if let Some(k) = narrow_for(backend, n) {
         return Some(k);
     }
-    let speed = crate::kernels::avx2::speed_for_mean(|| total_len(inputs) / n as u64);
+    let speed = crate::kernels::avx2::speed_for_mean(|bound| {
+        total_len_until(inputs, bound.saturating_mul(n as u64)) / n as u64
+    });
     best_shape(backend, speed, n).map(|(_, k)| k)
 }
 
-/// The bytes of all `inputs` (saturating: the same long slice may be given many times).
-fn total_len<T: AsRef<[u8]>>(inputs: &[T]) -> u64 {
-    inputs
-        .iter()
-        .fold(0u64, |t, m| t.saturating_add(m.as_ref().len() as u64))
+/// The bytes of all `inputs` (saturating: the same long slice may be given many
+/// times), or a sum of at least `stop` bytes once the inputs seen reach it. Summed 64 lengths at a time in a `u128`, which no 64 lengths can overflow: a
+/// saturating addition a message made one chain of dependent additions and moves,
+/// 2.3 cycles a message on Zen 3, against 1.05 this way (1000 messages).
+fn total_len_until<T: AsRef<[u8]>>(inputs: &[T], stop: u64) -> u64 {
+    let mut total = 0u64;
+    for chunk in inputs.chunks(64) {
+        let part: u128 = chunk.iter().map(|m| m.as_ref().len() as u128).sum();
+        total = total.saturating_add(u64::try_from(part).unwrap_or(u64::MAX));
+        if total >= stop {
+            break;
+        }
+    }
+    total
 }
 
 /// [`shape_for`]'s choice among the backend's own kernels, given their relative
-/// speeds, with its estimated time (lane-slots over speed, in arbitrary units).
-/// Only the winner's kernel is looked up (each look-up checks the CPU, and `hash_many`
-/// chooses once a job): the estimate needs only the lanes, `G` times one group's.
+/// speeds, with its estimated time ([`best_groups`]). Only the winner's kernel is
+/// looked up: each look-up checks the CPU, and `hash_many` chooses once a job.
 pub(crate) fn best_shape(backend: Backend, speed: [u32; 3], n: usize) -> Option<(u64, LaneKernel)> {
-    let one = backend.lane_kernel_groups(1)?;
-    let mut best: Option<(u64, usize)> = None;
+    let width = backend.group_width()?;
+    let (estimate, g) = best_groups(width, speed, n);
+    let k = backend.lane_kernel_groups(g)?;
+    debug_assert_eq!(k.lanes, width * g);
+    Some((estimate, k))
+}
+
+/// The group count (1 to 3) with the least estimated time for `n` messages on groups
+/// of `width` lanes (a power of two), and that estimate: rounds of full lanes
+/// (`ceil(n / lanes) * lanes` lane-slots, idle ones included) over the measured
+/// `speed` of that many groups, times 1000. Ties go to fewer groups.
+///
+/// Without a division but the winner's: the rounds of one group by a shift, those of
+/// `g` groups as `ceil(rounds / g)` (`g` a constant), and the estimates compared as
+/// cross products. It was six divisions, and one more kernel look-up in
+/// [`best_shape`]: `hash_many`'s choice took 125-170 cycles a job of 9 to 48
+/// messages on Zen 3, now 63-99 (`many_report choose`, see `docs/performance.md`).
+pub(crate) fn best_groups(width: usize, speed: [u32; 3], n: usize) -> (u64, usize) {
+    debug_assert!(width.is_power_of_two());
+    let rounds = (n.div_ceil(1 << width.trailing_zeros()) as u64).max(1);
+    // The best so far as (slots, speed, groups): its estimate is slots / speed.
+    let mut best = (u64::MAX, 1, 0);
     for g in 1..=3 {
-        let lanes = one.lanes * g;
-        let slots = n.div_ceil(lanes).max(1) as u64 * lanes as u64;
-        let cost = slots * 1000 / u64::from(speed[g - 1].max(1));
-        if best.is_none_or(|(c, _)| cost < c) {
-            best = Some((cost, g));
+        let slots = rounds.div_ceil(g as u64) * (width * g) as u64;
+        let fast = u64::from(speed[g - 1].max(1));
+        // slots / fast < best.0 / best.1, in `u128` so that nothing overflows.
+        if u128::from(slots) * u128::from(best.1) < u128::from(best.0) * u128::from(fast) {
+            best = (slots, fast, g);
         }
     }
-    let (cost, g) = best?;
-    let k = match g {
-        1 => one,
-        _ => backend.lane_kernel_groups(g)?,
-    };
-    debug_assert_eq!(k.lanes, one.lanes * g);
-    Some((cost, k))
+    let (slots, fast, g) = best;
+    (slots.saturating_mul(1000) / fast, g)
 }
 
 /// Benchmark hooks ([`hash_many_into_with`] with a chosen group count and cut-over), and
@@ -518,6 +543,17 @@ pub mod tuning {
         k.min_live = min_live;
         schedule(&k, backend, None, inputs, out);
         true
+    }
+
+    /// The lanes of the kernel that [`hash_many_into_with`] chooses for `inputs` on
+    /// `backend` (0: none, one message at a time): what `many_report choose` times.
+    ///
+    /// ```
+    /// use md5x::{tuning, Backend};
+    /// assert_eq!(tuning::shape_lanes(Backend::Portable, &[b"abc"; 30]), 0);
+    /// ```
+    pub fn shape_lanes<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> usize {
+        shape_for_lengths(backend, inputs).map_or(0, |k| k.lanes)
     }
 
     /// Whether `backend`'s lane kernel with `groups` groups is hand-scheduled, that is,
@@ -840,7 +876,9 @@ pub fn par_hash_many_into_with<T: AsRef<[u8]> + Sync>(
     // Checked here too, so that the panic does not depend on there being work.
     backend.assert_supported();
     let threads = rayon::current_num_threads();
-    match tuning::par_chunk(inputs.len(), backend.lanes(), threads, || total_len(inputs)) {
+    match tuning::par_chunk(inputs.len(), backend.lanes(), threads, || {
+        total_len_until(inputs, u64::MAX)
+    }) {
         Some(chunk) => inputs
             .par_chunks(chunk)
             .zip(out.par_chunks_mut(chunk))
@@ -1489,6 +1527,72 @@ mod tests {
         assert_eq!(lanes(3), Some(4));
     }
 
+    /// `best_groups` picks the least `slots / speed`, ties to fewer groups, for every
+    /// group width, against the estimate worked out in floating point (exact here:
+    /// the numbers are far below 2^26).
+    #[test]
+    fn best_groups_least_estimate_ties_to_fewer() {
+        let mut next = crate::test_rng::xorshift(0x5eed_0bad_cafe_f00d);
+        let known = [[50, 100, 128], [75, 100, 102], [74, 100, 93], [86, 100, 96]];
+        for round in 0..if cfg!(miri) { 300 } else { 20_000 } {
+            let width = [4, 8, 16][round % 3];
+            let speed = match round % 4 {
+                0 => known[(round / 4) % known.len()],
+                // Small speeds tie often; 0 counts as 1.
+                1 => core::array::from_fn(|_| (next() % 4) as u32),
+                _ => core::array::from_fn(|_| (next() % 200) as u32),
+            };
+            let n = match round % 5 {
+                0 => (next() % 1_000_000) as usize,
+                _ => (next() % 200) as usize,
+            };
+            let (estimate, g) = best_groups(width, speed, n);
+            let slots = |g: usize| (n.div_ceil(width * g).max(1) * width * g) as f64;
+            let time = |g: usize| slots(g) / f64::from(speed[g - 1].max(1));
+            let want = (1..=3)
+                .reduce(|b, g| if time(g) < time(b) { g } else { b })
+                .unwrap();
+            let case = format!("width {width}, speed {speed:?}, {n} messages");
+            assert_eq!(g, want, "{case}");
+            let fast = u64::from(speed[g - 1].max(1));
+            assert_eq!(estimate, slots(g) as u64 * 1000 / fast, "{case}");
+        }
+        // The shapes the docs of `shape_for` give for AVX2.
+        let avx2 = |n| best_groups(8, [50, 100, 128], n).1;
+        for (n, g) in [
+            (1, 1),
+            (8, 1),
+            (9, 2),
+            (16, 2),
+            (17, 3),
+            (24, 3),
+            (25, 2),
+            (32, 2),
+        ] {
+            assert_eq!(avx2(n), g, "{n} messages");
+        }
+        assert_eq!(avx2(33), 3);
+    }
+
+    /// `total_len_until` is the exact sum, or stops at some sum from `stop` up.
+    #[test]
+    fn total_len_sums_and_stops() {
+        let mut next = crate::test_rng::xorshift(0x70_7a1);
+        let data = [0u8; 5000];
+        for round in 0..if cfg!(miri) { 20 } else { 300 } {
+            let n = (next() % 700) as usize;
+            let m: Vec<&[u8]> = (0..n).map(|_| &data[..(next() % 5001) as usize]).collect();
+            let sum: u64 = m.iter().map(|x| x.len() as u64).sum();
+            assert_eq!(total_len_until(&m, u64::MAX), sum, "round {round}");
+            let stop = next() % (sum + 2);
+            let got = total_len_until(&m, stop);
+            match sum < stop {
+                true => assert_eq!(got, sum, "round {round}"),
+                false => assert!(stop <= got && got <= sum, "round {round}"),
+            }
+        }
+    }
+
     /// With Zen 3's speeds for short messages, 2 groups where 3 fill no better; and
     /// `hash_many` takes them for 48 messages of 64 bytes on Zen 3 only, 3 groups
     /// for 48 of 1 KiB everywhere.
@@ -1503,7 +1607,7 @@ mod tests {
             let (_, k) = best_shape(Backend::Avx2, short, n).unwrap();
             assert_eq!(k.lanes, lanes, "{n} messages");
         }
-        let zen3 = crate::kernels::avx2::speed_for_mean(|| 64) == short;
+        let zen3 = crate::kernels::avx2::speed_for_mean(|_| 64) == short;
         let small = [[0u8; 64]; 48];
         let large = std::vec![[0u8; 1024]; 48];
         let lanes = |k: Option<LaneKernel>| k.unwrap().lanes;

@@ -60,12 +60,13 @@ pub(crate) const SPEED_SHORT_ZEN3: [u32; 3] = [74, 100, 93];
 /// [`SPEED_SHORT_ZEN3`] on Zen 3.
 pub(crate) const SHORT_MEAN: u64 = 512;
 
-/// The group speeds for a job whose messages average `mean()` bytes: [`speed`], except
-/// for short messages on Zen 3 (the CPUs of `short_runs_generic`), where
-/// [`SPEED_SHORT_ZEN3`]. No other CPU has been measured this way, so only Zen 3 calls
-/// `mean` (a pass over the job's lengths).
-pub(crate) fn speed_for_mean(mean: impl FnOnce() -> u64) -> [u32; 3] {
-    match imp::short_runs_generic() && mean() < SHORT_MEAN {
+/// The group speeds for a job whose messages average `mean(SHORT_MEAN)` bytes (a mean
+/// that need only be exact below its argument): [`speed`], except for short messages on
+/// Zen 3 (the CPUs of `short_runs_generic`), where [`SPEED_SHORT_ZEN3`]. No other CPU
+/// has been measured this way, so only Zen 3 calls `mean` (a pass over the job's
+/// lengths).
+pub(crate) fn speed_for_mean(mean: impl FnOnce(u64) -> u64) -> [u32; 3] {
+    match imp::short_runs_generic() && mean(SHORT_MEAN) < SHORT_MEAN {
         true => SPEED_SHORT_ZEN3,
         false => speed(),
     }
