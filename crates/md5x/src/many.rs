@@ -546,14 +546,20 @@ pub mod tuning {
     }
 
     /// The lanes of the kernel that [`hash_many_into_with`] chooses for `inputs` on
-    /// `backend` (0: none, one message at a time): what `many_report choose` times.
+    /// `backend` (0: none, one message at a time, or a backend this CPU cannot run):
+    /// what `many_report choose` times.
     ///
     /// ```
     /// use md5x::{tuning, Backend};
     /// assert_eq!(tuning::shape_lanes(Backend::Portable, &[b"abc"; 30]), 0);
+    /// let lanes = tuning::shape_lanes(Backend::detected(), &[b"abc"; 30]);
+    /// assert!(lanes <= Backend::detected().lanes().max(2));
     /// ```
     pub fn shape_lanes<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> usize {
-        shape_for_lengths(backend, inputs).map_or(0, |k| k.lanes)
+        match backend.is_supported() {
+            true => shape_for_lengths(backend, inputs).map_or(0, |k| k.lanes),
+            false => 0,
+        }
     }
 
     /// Whether `backend`'s lane kernel with `groups` groups is hand-scheduled, that is,
