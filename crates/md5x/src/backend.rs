@@ -262,9 +262,11 @@ impl Backend {
     /// words), whether or not this CPU runs them; `None` for single-stream backends.
     pub(crate) const fn group_width(self) -> Option<usize> {
         match self {
-            Backend::Sse2 | Backend::Neon | Backend::Simd128 => Some(4),
-            Backend::Avx2 => Some(8),
-            Backend::Avx512 => Some(16),
+            Backend::Sse2 => Some(kernels::sse2::WIDTH),
+            Backend::Avx2 => Some(kernels::avx2::WIDTH),
+            Backend::Avx512 => Some(kernels::avx512::WIDTH),
+            Backend::Neon => Some(kernels::neon::WIDTH),
+            Backend::Simd128 => Some(kernels::simd128::WIDTH),
             Backend::Portable | Backend::X86_64 => None,
         }
     }

@@ -24,7 +24,7 @@ use crate::{Backend, Digest};
 pub(crate) const MAX_LANES: usize = 48;
 
 /// The lanes of the job manager's two smaller forms (see [`schedule`]): the kernels of
-/// up to 4 lanes (the two-message kernel, SSE2's one group, AVX-512's `four_lanes`),
+/// up to 4 lanes (the two-message kernel, SSE2's one group, AVX-512's `xmm_lanes` for up to 4),
 /// and those up to one 16-lane group.
 pub(crate) const FEW_LANES: usize = 4;
 pub(crate) const SMALL_LANES: usize = 16;
@@ -351,11 +351,15 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 ///   3.24-3.29 for SSE2's or AVX2's one group with the other lanes idle (4.5-4.9 for
 ///   the messages one after the other). It is not a vector kernel, so it serves the
 ///   SSE2, AVX2 and AVX-512 backends alike, except the next case.
-/// - Four or fewer on AVX-512 on Intel's cores: one group of 4 lanes with AVX-512VL's
-///   steps in `xmm` registers (`kernels::avx512::four_lanes`), which ran two messages
-///   11-19% faster than the integer pair there (5-11% faster than the pair with its
-///   second chain in an `xmm` register, which it replaced), and three or four level
-///   to 10% faster than one 16-lane group (most at 1 KiB).
+/// - Four or fewer on AVX-512 on Intel's cores, three to eight on Zen 4: one group of 4
+///   lanes (two on Zen 4 for five to eight) with AVX-512VL's steps in `xmm` registers
+///   (`kernels::avx512::xmm_lanes`).
+///   On Intel it ran two messages 11-19% faster than the integer pair (5-11% faster
+///   than the pair with its second chain in an `xmm` register, which it replaced), and
+///   three or four level to 10% faster than one 16-lane group (most at 1 KiB). On
+///   Zen 4 it ran three or four 1.25-1.55x as fast as one 16-lane group, two groups
+///   ran five to eight 1.11-1.17x as fast, and one group ran two messages 10% slower
+///   than the integer pair, which keeps them.
 /// - Four or fewer on AVX2: they fill only half of one AVX2 group, and every AVX2 CPU
 ///   has SSE2, whose one group of 4 lanes ran them faster on Zen 1 (MD5-P4: 0.59
 ///   against 0.43 bytes/cycle; 256-bit operations are two micro-ops there, idle lanes
@@ -365,7 +369,7 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 ///   third would take about 3.2 cycles/byte against SSE2's 2.2.
 pub(crate) fn narrow_for(backend: Backend, n: usize) -> Option<LaneKernel> {
     let pair = match backend {
-        Backend::Avx512 if n <= 4 => match crate::kernels::avx512::four_lanes() {
+        Backend::Avx512 if n <= 8 => match crate::kernels::avx512::xmm_lanes(n) {
             Some(k) => return Some(k),
             None => (n <= 2).then(pair_kernel).flatten(),
         },
@@ -422,9 +426,10 @@ fn shape_for_lengths<T: AsRef<[u8]>>(backend: Backend, inputs: &[T]) -> Option<L
 }
 
 /// The bytes of all `inputs` (saturating: the same long slice may be given many
-/// times), or a sum of at least `stop` bytes once the inputs seen reach it. Summed 64 lengths at a time in a `u128`, which no 64 lengths can overflow: a
-/// saturating addition a message made one chain of dependent additions and moves,
-/// 2.3 cycles a message on Zen 3, against 1.05 this way (1000 messages).
+/// times), or a sum of at least `stop` bytes once the inputs seen reach it. Summed 64
+/// lengths at a time in a `u128`, which no 64 lengths can overflow: a saturating
+/// addition a message made one chain of dependent additions and moves, 2.3 cycles a
+/// message on Zen 3, against 1.05 this way (1000 messages).
 fn total_len_until<T: AsRef<[u8]>>(inputs: &[T], stop: u64) -> u64 {
     let mut total = 0u64;
     for chunk in inputs.chunks(64) {
@@ -1627,21 +1632,28 @@ mod tests {
     }
 
     /// On AVX-512, two to four messages take the 4-lane kernel with AVX-512VL's steps
-    /// where the CPU is Intel's (`four_lanes`), else two take the two-message kernel;
-    /// five take a 16-lane group.
+    /// where the CPU is Intel's; where it is Zen 4, three or four take it and five to
+    /// eight its two groups (`xmm_lanes`); else two take the two-message kernel and
+    /// the rest a 16-lane group.
     #[test]
     fn shape_for_avx512_few_messages() {
         if !Backend::Avx512.is_supported() {
             std::eprintln!("AVX-512 not available: shape_for(avx512) not tested");
             return;
         }
-        let four = crate::kernels::avx512::four_lanes().is_some();
+        let intel = crate::kernels::cpu::intel();
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        let zen4 = crate::kernels::cpu::amd_family(25);
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let zen4 = false;
         let pair = pair_kernel().is_some();
-        std::eprintln!("shape_for(avx512): four_lanes {four}, two-message kernel {pair}");
-        for n in 2..=5 {
+        std::eprintln!("shape_for(avx512): Intel {intel}, Zen 4 {zen4}, two-message kernel {pair}");
+        for n in 2..=10 {
             let k = shape_for(Backend::Avx512, n).unwrap();
             let want = match n {
-                2..=4 if four => (4, 4),
+                2..=4 if intel => (4, 4),
+                3..=4 if zen4 => (4, 4),
+                5..=8 if zen4 => (8, 4),
                 2 if pair => (2, 2),
                 _ => (16, 16),
             };

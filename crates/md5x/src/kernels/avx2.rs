@@ -26,6 +26,9 @@ use super::lanes::LaneKernel;
 /// 1 MiB (96 messages end to end, 3 groups). On Zen 1 (family 23, 8 KiB messages, as many
 /// as the lanes): 0.89, 1.19 and 1.21 bytes/cycle. With fewer messages, `hash_many`
 /// picks fewer groups.
+/// The lanes of one group: the 32-bit words of a `ymm` register.
+pub(crate) const WIDTH: usize = 8;
+
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
@@ -117,8 +120,8 @@ mod imp {
             return None;
         }
         Some(LaneKernel {
-            lanes: 8 * groups,
-            width: 8,
+            lanes: super::WIDTH * groups,
+            width: super::WIDTH,
             strided,
             min_live: 2,
         })

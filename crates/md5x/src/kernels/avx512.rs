@@ -19,6 +19,9 @@ use super::lanes::LaneKernel;
 /// memory). The generic kernel it replaced ran 3 groups at 3.16-3.27, 3.01-3.37 and
 /// 2.09-2.18 in the same runs. Four groups (tried: 5.4 bytes/cycle at 8 KiB in L2, but
 /// no faster from L3 or memory) would need 64 lanes in the schedulers; not shipped.
+/// The lanes of one group: the 32-bit words of a `zmm` register.
+pub(crate) const WIDTH: usize = 16;
+
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
@@ -58,13 +61,19 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
 
-/// The AVX-512 backend's kernel for two to four messages on Intel's cores: one group
-/// of 4 lanes in `xmm` registers, SSE2's kernel (`sse2_asm.rs`) with AVX-512VL's steps
-/// (one `vpternlogd` a round function, `vprold` for the rotation). A step's path is 4
-/// one-cycle operations there, so its 4 lanes run at about 4 cycles a step: 1 cycle a
-/// byte with four messages, 2 with two. `None` where the CPU lacks AVX512F or AVX512VL,
-/// or is not Intel's (on Zen 5 these operations take 2 cycles, and on Zen 4 they are
-/// not measured).
+/// The AVX-512 backend's kernel for `n` messages where groups of 4 lanes in `xmm`
+/// registers are measured to run them fastest: SSE2's kernel (`sse2_asm.rs`) with
+/// AVX-512VL's steps (one `vpternlogd` a round function, `vprold` for the rotation).
+/// `None` where the CPU lacks AVX512F or AVX512VL, and for counts where it was not
+/// measured faster:
+///
+/// - Intel's cores: one group for up to four messages (a step's path is 4 one-cycle
+///   operations there, so its 4 lanes run at about 4 cycles a step: 1 cycle a byte
+///   with four messages, 2 with two).
+/// - Zen 4 (AMD family 25, the only AMD family with AVX-512): one group for three or
+///   four messages, two groups (8 lanes) for five to eight. Two messages run faster as
+///   two integer chains (`many::narrow_for`), nine or more in 16-lane groups.
+/// - Other AMD cores: none (on Zen 5 these operations take 2 cycles).
 ///
 /// Measured on an Emerald Rapids guest (2026-11-28, `MD5X_BACKENDS=avx512,sse2
 /// MD5X_SIZES=1024,8192,1048576 MD5X_COUNTS=2,3,4 many_report`, this kernel as a row of
@@ -76,8 +85,23 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 /// and 1.35-1.39; four 1.30-1.33, 1.04-1.05 and 1.03-1.04 against 1.41-1.44, 1.07-1.11
 /// and 1.04-1.05. From six messages on, one 16-lane group is faster (0.76-0.87 against
 /// 1.41-1.46 at 8 KiB).
-pub(crate) fn four_lanes() -> Option<LaneKernel> {
-    imp::four_lanes()
+///
+/// On Zen 4 (AMD EPYC family 25 model 17, 2026-12-01, `MD5X_BACKENDS=avx512,sse2
+/// MD5X_SIZES=64,1024,8192,1048576 MD5X_COUNTS=2,3,4 many_report`, a build with and
+/// one without this kernel there, two runs each), cycles/byte at 64 B, 1 KiB, 8 KiB and
+/// 1 MiB: three messages 5.05-5.14, 1.96-1.97, 1.75 and 1.72 against the 16-lane
+/// group's 7.61-7.94, 2.59-2.68, 2.20-2.29 and 2.16-2.26 (SSE2's 4 lanes: 5.46-5.55,
+/// 2.15-2.16, 1.94 and 1.91); four 3.90-3.98, 1.48-1.49, 1.32 and 1.30 against
+/// 5.83-6.00, 1.97-2.02, 1.66-1.73 and 1.62-1.72 (SSE2: 4.18-4.28, 1.62-1.63, 1.45 and
+/// 1.43); two 2.93, 2.63 (1 and 8 KiB) against the integer pair's 2.63 and 2.37.
+/// Two groups (`MD5X_COUNTS=5,8,9,12,13 MD5X_SIZES=64,1024,8192`, two runs each): five
+/// messages 4.22-4.23, 1.36 and 1.18 (64 B, 1 KiB, 8 KiB) against the 16-lane group's
+/// 4.74-4.75, 1.56-1.61 and 1.33-1.38; eight 2.79-2.80, 0.86 and 0.74 against
+/// 3.18-3.19, 0.99-1.03 and 0.83-0.87. Three groups lost to the 16-lane group at
+/// nine to twelve (twelve: 2.64-2.65, 0.73 and 0.60 against 2.29, 0.67-0.69 and
+/// 0.56-0.58).
+pub(crate) fn xmm_lanes(n: usize) -> Option<LaneKernel> {
+    imp::xmm_lanes(n)
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -91,8 +115,9 @@ mod imp {
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
         // Intel's cores run two 512-bit ports, which the transposition's shuffles
         // share with the steps: there the staged loop, whose masked stores take a
-        // third of them off those ports, runs long runs. AMD's keep the piped loop
-        // (the staged one is not measured there).
+        // third of them off those ports, runs long runs. AMD's keep the piped loop:
+        // on Zen 4 the staged one ran 8 KiB messages from memory no faster (2.93-3.13
+        // bytes/cycle against 3.22-3.24, `docs/performance.md`).
         let strided = match super::super::cpu::intel() {
             true => by_groups!(groups, strided_asm, STAGED_BY_LENGTH)?,
             false => by_groups!(groups, strided_asm, BY_LENGTH)?,
@@ -104,14 +129,27 @@ mod imp {
         lane_kernel(groups, by_groups!(groups, strided)?)
     }
 
-    pub(super) fn four_lanes() -> Option<LaneKernel> {
-        if !super::super::x86_64::prefer_avx512() {
+    pub(super) fn xmm_lanes(n: usize) -> Option<LaneKernel> {
+        use super::super::sse2::{vl_entry, WIDTH};
+        // The most messages each core's groups serve: Intel's as before Zen 4 was
+        // measured (every count up to 4; one message goes to the single-stream kernel
+        // by `min_live`), Zen 4's from 3.
+        let groups = match (
+            super::super::cpu::intel(),
+            super::super::cpu::amd_family(25),
+        ) {
+            (true, _) if n <= WIDTH => 1,
+            (false, true) if (3..=WIDTH).contains(&n) => 1,
+            (false, true) if (WIDTH + 1..=2 * WIDTH).contains(&n) => 2,
+            _ => return None,
+        };
+        if !super::super::x86_64::has_avx512() {
             return None;
         }
         Some(LaneKernel {
-            lanes: 4,
-            width: 4,
-            strided: super::super::sse2::vl_entry(),
+            lanes: WIDTH * groups,
+            width: WIDTH,
+            strided: vl_entry(groups),
             min_live: 2,
         })
     }
@@ -121,8 +159,8 @@ mod imp {
             return None;
         }
         Some(LaneKernel {
-            lanes: 16 * groups,
-            width: 16,
+            lanes: super::WIDTH * groups,
+            width: super::WIDTH,
             strided,
             min_live: 2,
         })
@@ -384,7 +422,7 @@ mod imp {
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {
         None
     }
-    pub(super) fn four_lanes() -> Option<LaneKernel> {
+    pub(super) fn xmm_lanes(_n: usize) -> Option<LaneKernel> {
         None
     }
     pub(super) fn kernel_generic(_groups: usize) -> Option<LaneKernel> {

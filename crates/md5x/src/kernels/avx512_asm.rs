@@ -62,7 +62,9 @@
 //!   1 or 8 KiB, four pairs of runs) it ran 1.01-1.16x the piped loop, up to 4.69
 //!   bytes/cycle at 8 KiB (`docs/performance.md`); on a guest of the Xeon of family 6
 //!   model 0xA7 (2026-11-29) the two loops were level. AMD's cores keep the piped
-//!   loop: masked stores are not measured there.
+//!   loop: on Zen 4 (2026-12-01) the staged one ran 2 groups 4-10% faster in L2, but 3
+//!   groups, which AMD runs, level to 8% slower, and 8 KiB messages from memory no
+//!   faster (`docs/performance.md`).
 //!
 //! Even spread out, the aliasing above cost the direct loop 15-25% on Zen 4 (AMD EPYC
 //! family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx512 many_report`, 3 groups,

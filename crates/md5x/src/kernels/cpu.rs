@@ -1,9 +1,10 @@
 //! Which x86-64 core this is, for the few tuning choices that were measured to differ
 //! between cores of one ISA: AVX2's table and prefetch on AMD's Zen generations
-//! (`avx2.rs`), AVX-512's group speeds on Intel's cores (`avx512.rs`), and the
-//! single-stream kernel's AVX-512 variant, Intel's only (`x86_64.rs`). Read with
-//! `cpuid` once, then cached. Correctness never depends on it: every answer picks
-//! among kernels that compute the same digests.
+//! (`avx2.rs`), AVX-512's group speeds and loops on Intel's cores and where its 4-lane
+//! `xmm` kernel runs (Intel, Zen 4: `avx512.rs`), and the single-stream kernel's
+//! AVX-512 variant, Intel's only (`x86_64.rs`). Read with `cpuid` once, then cached.
+//! Correctness never depends on it: every answer picks among kernels that compute the
+//! same digests.
 
 /// Read: neither AMD nor Intel (0 in the cache means not read yet).
 const OTHER: u32 = 1;
@@ -58,6 +59,14 @@ fn read() -> u32 {
 pub(crate) fn amd_family_model() -> Option<(u32, u32)> {
     let id = id();
     (id & AMD != 0).then_some(((id >> 8) & 0xFF, id & 0xFF))
+}
+
+/// Whether this is an AMD CPU of the given family (25: Zen 3 and Zen 4, of which only
+/// Zen 4 has AVX-512; 26: Zen 5). False on other vendors.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+pub(crate) fn amd_family(family: u32) -> bool {
+    let id = id();
+    id & AMD != 0 && (id >> 8) & 0xFF == family
 }
 
 /// Whether this is an Intel CPU.

@@ -10,6 +10,9 @@ use super::lanes::LaneKernel;
 
 /// Interleaved 4-lane groups per call (aarch64 has 32 vector registers; not measured
 /// here: no aarch64 machine was available).
+/// The lanes of one group: the 32-bit words of a `uint32x4_t`.
+pub(crate) const WIDTH: usize = 4;
+
 pub(crate) const GROUPS: usize = 2;
 
 /// Relative throughput of 1, 2 and 3 groups (2 groups = 100). Not measured: an
@@ -40,7 +43,7 @@ mod imp {
     struct Neon(uint32x4_t);
 
     impl Lane for Neon {
-        const LANES: usize = 4;
+        const LANES: usize = super::WIDTH;
         #[inline(always)]
         fn splat(x: u32) -> Self {
             // SAFETY: NEON is enabled for this build (this module's `cfg`).

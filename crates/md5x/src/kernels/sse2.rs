@@ -22,6 +22,9 @@ use super::lanes::LaneKernel;
 /// 0.60, 1.09 and 1.06 with 48; 0.59, 1.07 and 1.10 at 1 MiB. On an Intel Xeon (family
 /// 6 model 0xA7, 2026-11-25, 96 messages, the step constants read pre-splatted, see
 /// `Lane::SPLATTED_K`): 0.63, 1.00-1.03 and 1.10-1.12 at 8 KiB.
+/// The lanes of one group: the 32-bit words of an `xmm` register.
+pub(crate) const WIDTH: usize = 4;
+
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
@@ -40,12 +43,12 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
 
-/// The hand-scheduled kernel with AVX-512VL's steps (`sse2_asm.rs`), one group of 4
-/// lanes: the entry of `avx512::four_lanes`, which decides where it runs. It panics
-/// where the CPU lacks AVX512F or AVX512VL.
+/// The hand-scheduled kernel with AVX-512VL's steps (`sse2_asm.rs`), `groups` (1 or 2)
+/// groups of 4 lanes: the entry of `avx512::xmm_lanes`, which decides where it runs.
+/// The entry panics where the CPU lacks AVX512F or AVX512VL.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-pub(crate) fn vl_entry() -> super::lanes::StridedFn {
-    imp::vl_entry()
+pub(crate) fn vl_entry(groups: usize) -> super::lanes::StridedFn {
+    imp::vl_entry(groups)
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -96,8 +99,8 @@ mod imp {
 
     fn lane_kernel(groups: usize, strided: StridedFn) -> LaneKernel {
         LaneKernel {
-            lanes: 4 * groups,
-            width: 4,
+            lanes: super::WIDTH * groups,
+            width: super::WIDTH,
             strided,
             min_live: 2,
         }
@@ -125,8 +128,11 @@ mod imp {
         entry::<G, true, RUN, true>(state, lanes, nblocks, stride)
     }
 
-    pub(super) fn vl_entry() -> StridedFn {
-        strided_vl::<1, BY_LENGTH>
+    pub(super) fn vl_entry(groups: usize) -> StridedFn {
+        match groups {
+            1 => strided_vl::<1, BY_LENGTH>,
+            _ => strided_vl::<2, BY_LENGTH>,
+        }
     }
 
     /// Both entries: checks the arguments and, for AVX-512VL's steps (`VL`), AVX512F
@@ -305,8 +311,8 @@ mod imp {
             check_refuses_bad_arguments(strided_asm::<3, false, PIPED>, 4);
         }
 
-        /// The kernel with AVX-512VL's steps (`avx512::four_lanes` runs it on Intel's
-        /// cores), wherever the CPU has AVX512F and AVX512VL: every loop and group
+        /// The kernel with AVX-512VL's steps (`avx512::xmm_lanes` runs it on Intel's
+        /// cores and Zen 4), wherever the CPU has AVX512F and AVX512VL: every loop and group
         /// count, as the SSE2 steps are tested above.
         #[test]
         fn vl_steps_match_scalar() {
@@ -314,8 +320,10 @@ mod imp {
                 eprintln!("AVX512VL not available: SSE2's kernel with AVX-512VL steps not tested");
                 return;
             }
-            let k = super::lane_kernel(1, super::vl_entry());
-            check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 90);
+            for g in 1..=2 {
+                let k = super::lane_kernel(g, super::vl_entry(g));
+                check(|s, l, n| k.compress(s, l, n), 4, k.lanes, 3, 90 + g as u64);
+            }
             for g in 1..=3 {
                 let variants = [
                     by_groups!(g, strided_vl, BY_LENGTH).unwrap(),

@@ -26,7 +26,7 @@
 //!
 //! where `f` is one `vpternlogd` (for I, `!I`, subtracted): four operations on a
 //! step's path. That is the AVX-512 backend's kernel for two to four messages on
-//! Intel's cores (`avx512::four_lanes`); the loads, the transposition and the loops
+//! Intel's cores, three to eight on Zen 4 (`avx512::xmm_lanes`); the loads, the transposition and the loops
 //! stay SSE2's. (Legacy SSE and EVEX instructions mix without a penalty here: EVEX
 //! writes to `xmm` registers clear their upper bits, so the upper state stays clean.)
 //!

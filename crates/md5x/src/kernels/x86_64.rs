@@ -296,12 +296,14 @@ pub(crate) fn compress_gpr(state: &mut [u32; 4], blocks: &[[u8; 64]]) {
 
 /// Whether the AVX-512 code written for `xmm` registers runs: [`compress`]'s AVX-512
 /// variant, and the AVX-512 backend's kernel for two to four messages
-/// (`avx512::four_lanes`). It does where the CPU has AVX512F and AVX512VL and is
+/// (`avx512::xmm_lanes`). It does where the CPU has AVX512F and AVX512VL and is
 /// Intel's. On an Emerald Rapids Xeon (2026-11-28) it ran 3.98-4.20 cycles/byte
 /// against the BMI1 variant's 4.48-4.58 (`docs/performance.md`). AMD's cores keep the
 /// general registers: Zen 5 runs `vpaddd`, `vpternlogd` and `vprold` with 2 cycles of
-/// latency (`avx512_asm.rs`), which would double each step's path, and Zen 4, whose
-/// tables give 1, was not measured.
+/// latency (`avx512_asm.rs`), which would double each step's path, and on Zen 4, whose
+/// tables give 1, it ran 6.3 cycles/byte against the BMI1 variant's 4.56 (AMD EPYC
+/// family 25 model 17, 2026-12-01, `scalar_speed` at 8 KiB and 1 MiB, a build that
+/// allowed it there, two runs).
 #[inline(always)]
 pub(crate) fn prefer_avx512() -> bool {
     has_avx512() && super::cpu::intel()
