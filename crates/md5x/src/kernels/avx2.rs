@@ -6,6 +6,9 @@
 
 use super::lanes::LaneKernel;
 
+/// The lanes of one group: the 32-bit words of a `ymm` register.
+pub(crate) const WIDTH: usize = 8;
+
 /// Interleaved 8-lane groups per call when the lanes can be filled: 3. Measured with
 /// `many_report` on Zen 4: 1 group is latency-bound (0.78 cycles/byte), 2 and 3 tie at
 /// 8 KiB (0.59), 3 wins at 1 KiB. On Zen 5 (AMD EPYC family 26, 2026-11-23, 48
@@ -26,9 +29,6 @@ use super::lanes::LaneKernel;
 /// 1 MiB (96 messages end to end, 3 groups). On Zen 1 (family 23, 8 KiB messages, as many
 /// as the lanes): 0.89, 1.19 and 1.21 bytes/cycle. With fewer messages, `hash_many`
 /// picks fewer groups.
-/// The lanes of one group: the 32-bit words of a `ymm` register.
-pub(crate) const WIDTH: usize = 8;
-
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the

@@ -11,6 +11,9 @@
 
 use super::lanes::LaneKernel;
 
+/// The lanes of one group: the 32-bit words of a `zmm` register.
+pub(crate) const WIDTH: usize = 16;
+
 /// Interleaved 16-lane groups per call: 3, in the hand-scheduled kernel
 /// (`avx512_asm.rs`). Measured with `many_report` (96 messages laid end to end, 64-byte
 /// aligned, two runs) on Zen 5 (AMD EPYC family 26 model 2, 2026-11-24): 1, 2 and 3
@@ -19,9 +22,6 @@ use super::lanes::LaneKernel;
 /// memory). The generic kernel it replaced ran 3 groups at 3.16-3.27, 3.01-3.37 and
 /// 2.09-2.18 in the same runs. Four groups (tried: 5.4 bytes/cycle at 8 KiB in L2, but
 /// no faster from L3 or memory) would need 64 lanes in the schedulers; not shipped.
-/// The lanes of one group: the 32-bit words of a `zmm` register.
-pub(crate) const WIDTH: usize = 16;
-
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
@@ -131,9 +131,9 @@ mod imp {
 
     pub(super) fn xmm_lanes(n: usize) -> Option<LaneKernel> {
         use super::super::sse2::{vl_entry, WIDTH};
-        // The most messages each core's groups serve: Intel's as before Zen 4 was
-        // measured (every count up to 4; one message goes to the single-stream kernel
-        // by `min_live`), Zen 4's from 3.
+        // The groups for `n` messages: on Intel's cores one for every count up to 4,
+        // as before Zen 4 was measured (one message goes to the single-stream kernel
+        // by `min_live`); on Zen 4 one for 3 or 4, two for 5 to 8.
         let groups = match (
             super::super::cpu::intel(),
             super::super::cpu::amd_family(25),

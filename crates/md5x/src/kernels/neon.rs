@@ -8,11 +8,11 @@
 
 use super::lanes::LaneKernel;
 
-/// Interleaved 4-lane groups per call (aarch64 has 32 vector registers; not measured
-/// here: no aarch64 machine was available).
 /// The lanes of one group: the 32-bit words of a `uint32x4_t`.
 pub(crate) const WIDTH: usize = 4;
 
+/// Interleaved 4-lane groups per call (aarch64 has 32 vector registers; not measured
+/// here: no aarch64 machine was available).
 pub(crate) const GROUPS: usize = 2;
 
 /// Relative throughput of 1, 2 and 3 groups (2 groups = 100). Not measured: an

@@ -12,13 +12,13 @@
 
 use super::lanes::LaneKernel;
 
+/// The lanes of one group: the 32-bit words of a `v128`.
+pub(crate) const WIDTH: usize = 4;
+
 /// Interleaved 4-lane groups per call in `Lanes` and `Server`. One group and two were
 /// level (`many_report`, 32 messages of 8 KiB on an Intel Xeon, family 6 model 207,
 /// 2026-11-29: V8 in Node 20 0.231 and 0.227 cycles/byte by its clock, Wasmtime 50
 /// 0.871 and 0.870; three groups 0.254 and 0.969): 2, as SSE2 and NEON.
-/// The lanes of one group: the 32-bit words of a `v128`.
-pub(crate) const WIDTH: usize = 4;
-
 pub(crate) const GROUPS: usize = 2;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the

@@ -14,6 +14,9 @@
 
 use super::lanes::LaneKernel;
 
+/// The lanes of one group: the 32-bit words of an `xmm` register.
+pub(crate) const WIDTH: usize = 4;
+
 /// Interleaved 4-lane groups per call when the lanes can be filled: 3. Measured with
 /// `many_report` (1, 2 and 3 groups): on Zen 4, 1.72, 0.94 and 0.94 cycles/byte at
 /// 8 KiB; on Zen 5 (AMD EPYC family 26, 2026-11-23, 48 messages), 2.95, 1.51 and 1.05
@@ -22,9 +25,6 @@ use super::lanes::LaneKernel;
 /// 0.60, 1.09 and 1.06 with 48; 0.59, 1.07 and 1.10 at 1 MiB. On an Intel Xeon (family
 /// 6 model 0xA7, 2026-11-25, 96 messages, the step constants read pre-splatted, see
 /// `Lane::SPLATTED_K`): 0.63, 1.00-1.03 and 1.10-1.12 at 8 KiB.
-/// The lanes of one group: the 32-bit words of an `xmm` register.
-pub(crate) const WIDTH: usize = 4;
-
 pub(crate) const GROUPS: usize = 3;
 
 /// Relative throughput of 1, 2 and 3 groups with full lanes (2 groups = 100), from the
