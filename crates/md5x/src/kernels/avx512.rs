@@ -131,9 +131,11 @@ mod imp {
 
     pub(super) fn xmm_lanes(n: usize) -> Option<LaneKernel> {
         use super::super::sse2::{vl_entry, WIDTH};
-        // The groups for `n` messages: on Intel's cores one for every count up to 4,
-        // as before Zen 4 was measured (one message goes to the single-stream kernel
-        // by `min_live`); on Zen 4 one for 3 or 4, two for 5 to 8.
+        // The groups for `n` messages: on Intel's cores one for every count up to 4
+        // (one message goes to the single-stream kernel by `min_live`); on Zen 4 one
+        // for 3 or 4, two for 5 to 8. Intel's 5 to 8 stay in a 16-lane group: two
+        // `xmm` groups took 1-32% longer there from 1 KiB up (model 0xA7 Xeon,
+        // 2026-12-02, `docs/performance.md`).
         let groups = match (
             super::super::cpu::intel(),
             super::super::cpu::amd_family(25),
