@@ -61,10 +61,12 @@
 //!   loop does. On an Emerald Rapids guest (2026-11-28, `many_report`, 96 messages of
 //!   1 or 8 KiB, four pairs of runs) it ran 1.01-1.16x the piped loop, up to 4.69
 //!   bytes/cycle at 8 KiB (`docs/performance.md`); on a guest of the Xeon of family 6
-//!   model 0xA7 (2026-11-29) the two loops were level. AMD's cores keep the piped
-//!   loop: on Zen 4 (2026-12-01) the staged one ran 2 groups 4-10% faster in L2, but 3
-//!   groups, which AMD runs, level to 8% slower, and 8 KiB messages from memory no
-//!   faster (`docs/performance.md`).
+//!   model 0xA7 (2026-11-29) the two loops were level, and against the direct loop
+//!   (2026-12-02) it ran 1 group 3-14% faster and 2 groups 1-9% slower in cache,
+//!   level from memory: not enough, on one guest, to split the choice by groups.
+//!   AMD's cores keep the piped loop: on Zen 4 (2026-12-01) the staged one ran 2
+//!   groups 4-10% faster in L2, but 3 groups, which AMD runs, level to 8% slower, and
+//!   8 KiB messages from memory no faster (`docs/performance.md`).
 //!
 //! Even spread out, the aliasing above cost the direct loop 15-25% on Zen 4 (AMD EPYC
 //! family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx512 many_report`, 3 groups,
