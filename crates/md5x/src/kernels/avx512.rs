@@ -114,10 +114,11 @@ mod imp {
 
     pub(super) fn kernel(groups: usize) -> Option<LaneKernel> {
         // Intel's cores run two 512-bit ports, which the transposition's shuffles
-        // share with the steps: there the staged loop, whose masked stores take a
-        // third of them off those ports, runs long runs. AMD's keep the piped loop:
-        // on Zen 4 the staged one ran 8 KiB messages from memory no faster (2.93-3.13
-        // bytes/cycle against 3.22-3.24, `docs/performance.md`).
+        // share with the steps: there the staged loop, whose 16-byte stores take
+        // half of them off those ports, runs long runs. AMD's keep the piped loop:
+        // on Zen 4 the staged one (before its 16-byte stores and kept state) ran 8 KiB
+        // messages from memory no faster (2.93-3.13 bytes/cycle against 3.22-3.24,
+        // `docs/performance.md`).
         let strided = match super::super::cpu::intel() {
             true => by_groups!(groups, strided_asm, STAGED_BY_LENGTH)?,
             false => by_groups!(groups, strided_asm, BY_LENGTH)?,

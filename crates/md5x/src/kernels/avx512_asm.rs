@@ -53,20 +53,22 @@
 //!   every second quad (2 groups; see `stage_at!`), into a second set of rows that the
 //!   next block reads (the two swap after each block). Two stages of unpacks leave
 //!   each 128-bit chunk holding one word of four lanes, and the chunks go straight to
-//!   their rows by masked stores (`vmovdqu32 [..]{k}`), which use the store ports
-//!   only: the two stages of 128-bit shuffles, 32 of the 64 shuffles a block a group,
-//!   are gone from ports 0 and 5, which the steps' six operations a step keep busy. A
-//!   row so written cannot be forwarded from the store buffer to a load; it is read a
-//!   whole block later, from L1. The first block is transposed in full, as the direct
-//!   loop does. On an Emerald Rapids guest (2026-11-28, `many_report`, 96 messages of
-//!   1 or 8 KiB, four pairs of runs) it ran 1.01-1.16x the piped loop, up to 4.69
-//!   bytes/cycle at 8 KiB (`docs/performance.md`); on a guest of the Xeon of family 6
-//!   model 0xA7 (2026-11-29) the two loops were level, and against the direct loop
-//!   (2026-12-02) it ran 1 group 3-14% faster and 2 groups 1-9% slower in cache,
-//!   level from memory: not enough, on one guest, to split the choice by groups.
-//!   AMD's cores keep the piped loop: on Zen 4 (2026-12-01) the staged one ran 2
-//!   groups 4-10% faster in L2, but 3 groups, which AMD runs, level to 8% slower, and
-//!   8 KiB messages from memory no faster (`docs/performance.md`).
+//!   their rows by 16-byte stores (`vextracti32x4` to memory for chunks 1 to 3), which
+//!   use the store ports only: the two stages of 128-bit shuffles, 32 of the 64
+//!   shuffles a block a group, are gone from ports 0 and 5, which the steps' six
+//!   operations a step keep busy. A row so written cannot be forwarded from the store
+//!   buffer to a load; it is read a whole block later, from L1. The first block is
+//!   transposed in full, as the direct loop does; after it the chaining state stays
+//!   in registers (`kept_state!`), since the steps and the stages leave twelve free.
+//!   On an Emerald Rapids guest (2026-11-28, `many_report`, 96 messages of 1 or 8 KiB,
+//!   four pairs of runs) this loop, then with masked stores (`vmovdqu32 [..]{k}`, each
+//!   spanning two lines) and the state in memory, ran 1.01-1.16x the piped loop, up to
+//!   4.69 bytes/cycle at 8 KiB. On a guest of the Xeon of family 6 model 0xA7
+//!   (2026-12-02) the 16-byte stores and the kept state together ran it 1.04-1.14x
+//!   faster at 8 KiB and 1 MiB (1.02-1.10x at 1 KiB), 4.16-4.18 bytes/cycle at 8 KiB
+//!   with 2 and 3 groups, and 1.13-1.20x the direct loop (`docs/performance.md`). AMD's cores keep the piped loop: on Zen 4 (2026-12-01)
+//!   the staged one, as it was then, ran 2 groups 4-10% faster in L2, but 3 groups,
+//!   which AMD runs, level to 8% slower, and 8 KiB messages from memory no faster.
 //!
 //! Even spread out, the aliasing above cost the direct loop 15-25% on Zen 4 (AMD EPYC
 //! family 25 model 17, 2026-11-25; `MD5X_BACKENDS=avx512 many_report`, 3 groups,
@@ -316,20 +318,22 @@ macro_rules! copy_line {
 }
 
 /// Rows `4k..4k+3` of group `$g`'s next block (lanes `16g + 4k + r` at `{off}`),
-/// transposed by two stages of unpacks (`zmm20..zmm27`) and stored straight into the
-/// next block's scratch rows at `{nxt}`: 128-bit chunk `c` of `u[q]` (word `4c + q` of
-/// the four lanes) to bytes `16k..16k+16` of row `16g + 4c + q`, chunk 0 by a plain
-/// store and the others by masked ones (`k1..k3`: chunk `c` alone) at `16(k - c)`
-/// bytes off the row, so no shuffle moves chunks between the 128-bit lanes.
+/// transposed by two stages of unpacks (in `zmm20..zmm24`, each result over a register
+/// already read) and stored straight into the next block's scratch rows at `{nxt}`:
+/// 128-bit chunk `c` of `u[q]` (word `4c + q` of the four lanes) to bytes `16k..16k+16`
+/// of row `16g + 4c + q`, chunk 0 by a plain store and the others by `vextracti32x4` to
+/// memory, so no shuffle moves chunks between the 128-bit lanes.
 #[rustfmt::skip]
 macro_rules! stage {
     ($g:literal, $k:literal) => {
         concat!(
             stage_row!($g, $k, 0), stage_row!($g, $k, 1), stage_row!($g, $k, 2), stage_row!($g, $k, 3),
-            unpack_words!(24, 25, 20, 21), unpack_words!(26, 27, 22, 23),
-            unpack_pairs!(20, 21, 22, 23, 24, 25, 26, 27),
-            stage_store!($g, $k, 0), stage_store!($g, $k, 1),
-            stage_store!($g, $k, 2), stage_store!($g, $k, 3),
+            // t0..t3 into zmm24, zmm20, zmm21, zmm22, each over a row read already.
+            unpack_words!(24, 20, 20, 21), unpack_words!(21, 22, 22, 23),
+            // u0..u3 into zmm23, zmm24, zmm21, zmm20.
+            unpack_pairs!(23, 24, 21, 20, 24, 20, 21, 22),
+            stage_store!($g, $k, 0, 23), stage_store!($g, $k, 1, 24),
+            stage_store!($g, $k, 2, 21), stage_store!($g, $k, 3, 20),
         )
     };
 }
@@ -342,15 +346,15 @@ macro_rules! stage_row {
     };
 }
 
-/// The four chunks of `u[q]` (`zmm(20 + q)`) to their rows (see `stage!`).
+/// The four chunks of `u[q]` (in `zmm$r`) to their rows (see `stage!`).
 #[rustfmt::skip]
 macro_rules! stage_store {
-    ($g:literal, $k:literal, $q:literal) => {
+    ($g:literal, $k:literal, $q:literal, $r:literal) => {
         concat!(
-            "vmovdqu32 xmmword ptr [{nxt} + 64*(16*", $g, "+", $q, ") + 16*", $k, "], xmm2", $q, "\n",
-            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+4+", $q, ") + 16*(", $k, "-1)] {{k1}}, zmm2", $q, "\n",
-            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+8+", $q, ") + 16*(", $k, "-2)] {{k2}}, zmm2", $q, "\n",
-            "vmovdqu32 zmmword ptr [{nxt} + 64*(16*", $g, "+12+", $q, ") + 16*(", $k, "-3)] {{k3}}, zmm2", $q, "\n",
+            "vmovdqu32 xmmword ptr [{nxt} + 64*(16*", $g, "+", $q, ") + 16*", $k, "], xmm", $r, "\n",
+            "vextracti32x4 xmmword ptr [{nxt} + 64*(16*", $g, "+4+", $q, ") + 16*", $k, "], zmm", $r, ", 1\n",
+            "vextracti32x4 xmmword ptr [{nxt} + 64*(16*", $g, "+8+", $q, ") + 16*", $k, "], zmm", $r, ", 2\n",
+            "vextracti32x4 xmmword ptr [{nxt} + 64*(16*", $g, "+12+", $q, ") + 16*", $k, "], zmm", $r, ", 3\n",
         )
     };
 }
@@ -410,6 +414,55 @@ macro_rules! add_store {
     };
 }
 
+/// A staged run's chaining state of group `$g`, kept in registers (`kept!`) from block
+/// to block rather than in memory as the other loops keep it (`state_rows!`, whose
+/// transpositions need all 32 registers): loaded and copied before the loop (`before`),
+/// added to and copied again at the end of each block (`end`), stored after the last
+/// (`after`). So a block's first steps wait on no store of the last one. The steps and
+/// the stages leave twelve registers free (see `kept!`), enough for 3 groups.
+#[rustfmt::skip]
+macro_rules! kept_state {
+    (before, $g:tt) => {
+        concat!(
+            state_rows!(load, $g),
+            keep!($g, 0), keep!($g, 1), keep!($g, 2), keep!($g, 3),
+        )
+    };
+    (end, $g:tt) => {
+        concat!(
+            "vpaddd ", z!($g, 0), ", ", z!($g, 0), ", ", kept!($g, 0), "\n", keep!($g, 0),
+            "vpaddd ", z!($g, 1), ", ", z!($g, 1), ", ", kept!($g, 1), "\n", keep!($g, 1),
+            "vpaddd ", z!($g, 2), ", ", z!($g, 2), ", ", kept!($g, 2), "\n", keep!($g, 2),
+            "vpaddd ", z!($g, 3), ", ", z!($g, 3), ", ", kept!($g, 3), "\n", keep!($g, 3),
+        )
+    };
+    (after, $g:tt) => {
+        concat!(
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+0)], ", z!($g, 0), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+1)], ", z!($g, 1), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+2)], ", z!($g, 2), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+3)], ", z!($g, 3), "\n",
+        )
+    };
+}
+
+/// The register that keeps word `$w` of group `$g`'s chaining state through a staged
+/// run (see `kept_state!`): none of the steps' (`zmm0..zmm11`, `zmm16..zmm18`) or the
+/// stages' (`zmm20..zmm24`).
+#[rustfmt::skip]
+macro_rules! kept {
+    (0, 0) => { "zmm12" }; (0, 1) => { "zmm13" }; (0, 2) => { "zmm14" }; (0, 3) => { "zmm15" };
+    (1, 0) => { "zmm25" }; (1, 1) => { "zmm26" }; (1, 2) => { "zmm27" }; (1, 3) => { "zmm28" };
+    (2, 0) => { "zmm29" }; (2, 1) => { "zmm30" }; (2, 2) => { "zmm31" }; (2, 3) => { "zmm19" };
+}
+
+/// Copy word `$w` of group `$g`'s state to its kept register.
+macro_rules! keep {
+    ($g:tt, $w:tt) => {
+        concat!("vmovdqa32 ", kept!($g, $w), ", ", z!($g, $w), "\n")
+    };
+}
+
 /// The loop over the blocks of every group in `[$g, ...]` (`$ng` of them): direct,
 /// piped or staged (see the module's docs).
 macro_rules! blocks {
@@ -448,19 +501,17 @@ macro_rules! blocks {
             "/* the next rows at {nxt}: {msg} + {lines} at first, then swapped */\n",
             // The first block transposed in full, as the direct loop does.
             $(transpose!(direct, $g),)+
-            "mov {p:e}, 0xF0\n", "kmovw k1, {p:e}\n",
-            "mov {p:e}, 0xF00\n", "kmovw k2, {p:e}\n",
-            "mov {p:e}, 0xF000\n", "kmovw k3, {p:e}\n",
+            $(kept_state!(before, $g),)+
             loop_top!(),
-            $(state_rows!(load, $g),)+
             // The stages' block: the next one, or this one again after the last.
             next_copy_offset!(),
             md5_quads!(quad!([$($g),+], $ng, staged)),
-            $(state_rows!(add_store, $g),)+
+            $(kept_state!(end, $g),)+
             "xchg {msg}, {nxt}\n",
             "add {pf}, {stride}\n",
             "dec {n}\n",
             "jnz 2b\n",
+            $(kept_state!(after, $g),)+
         )
     };
 }
@@ -544,7 +595,6 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
                 out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
                 out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
                 out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-                out("k1") _, out("k2") _, out("k3") _,
                 options(nostack),
             )
         };
@@ -558,9 +608,8 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
     // steps). All read 64 bytes a lane there (and prefetch, which never faults), write
     // only the state's `4 * G` rows and `msg`'s scratch (rows of transposed words at 0,
     // the line scratch or the staged loop's second rows at `LINES_AT`, 48 rows each;
-    // 64-byte aligned, as `vmovdqa32` needs; the staged loop's masked stores write
-    // only the 16 bytes of their mask, inside those rows), read `STEP_K`, and clobber
-    // only the registers named.
+    // 64-byte aligned, as `vmovdqa32` needs; the staged loop's 16-byte stores fall
+    // inside those rows), read `STEP_K`, and clobber only the registers named.
     unsafe {
         match G {
             1 => run!([0], 1),
