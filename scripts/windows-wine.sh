@@ -53,10 +53,18 @@ export MD5X_TEST_NO_PYTHON=1
 "$SERVER" -k 2>/dev/null || true
 "$SERVER" -p || setup_failed "could not start a persistent wineserver"
 trap '"$SERVER" -k 2>/dev/null || true' EXIT
-# A hang under Wine (none seen yet) would wait out CI's whole budget: the run is
-# stopped after 20 minutes (it takes 2-4, building included) and fails.
-timeout -k 30 1200 cargo test -p md5x --release --target "$TARGET" "$@" || {
-    rc=$?
-    [ "$rc" != 124 ] || echo "windows-wine.sh: stopped after 20 minutes (a hang under Wine?)" >&2
-    exit 1
-}
+# A run is stopped after 10 minutes (it takes 2-4, building included). Wine itself
+# fails now and then: on 2026-12-02 a doctest that only reads the CPU's features
+# (`Backend`'s, the first one run) exited 1 with no output in one CI run of two on the
+# same code, and in local reruns of the doctests alone the first one hung, twice in
+# four, while the rest passed. So a failed or stopped run is run once more, in full,
+# and the script fails only if that fails too; the first run's output stays in the log
+# above the notice.
+for attempt in 1 2; do
+    rc=0
+    timeout -k 30 600 cargo test -p md5x --release --target "$TARGET" "$@" || rc=$?
+    [ "$rc" != 0 ] || exit 0
+    [ "$rc" != 124 ] || echo "windows-wine.sh: stopped after 10 minutes (a hang under Wine?)" >&2
+    echo "windows-wine.sh: attempt $attempt of 2 failed (exit $rc)" >&2
+done
+exit 1
