@@ -385,8 +385,8 @@ macro_rules! stage_at {
     ($ng:tt, $i:tt) => { "" };
 }
 
-/// Group `$g`'s 4 state rows loaded into its registers (`load`), or added to them and
-/// stored back (`add_store`).
+/// Group `$g`'s 4 state rows loaded into its registers (`load`), added to them and
+/// stored back (`add_store`), or stored from them (`store`).
 #[rustfmt::skip]
 macro_rules! state_rows {
     (load, $g:tt) => {
@@ -400,6 +400,14 @@ macro_rules! state_rows {
     (add_store, $g:tt) => {
         concat!(
             add_store!($g, 0), add_store!($g, 1), add_store!($g, 2), add_store!($g, 3),
+        )
+    };
+    (store, $g:tt) => {
+        concat!(
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+0)], ", z!($g, 0), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+1)], ", z!($g, 1), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+2)], ", z!($g, 2), "\n",
+            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+3)], ", z!($g, 3), "\n",
         )
     };
 }
@@ -430,21 +438,9 @@ macro_rules! kept_state {
         )
     };
     (end, $g:tt) => {
-        concat!(
-            "vpaddd ", z!($g, 0), ", ", z!($g, 0), ", ", kept!($g, 0), "\n", keep!($g, 0),
-            "vpaddd ", z!($g, 1), ", ", z!($g, 1), ", ", kept!($g, 1), "\n", keep!($g, 1),
-            "vpaddd ", z!($g, 2), ", ", z!($g, 2), ", ", kept!($g, 2), "\n", keep!($g, 2),
-            "vpaddd ", z!($g, 3), ", ", z!($g, 3), ", ", kept!($g, 3), "\n", keep!($g, 3),
-        )
+        concat!(add_keep!($g, 0), add_keep!($g, 1), add_keep!($g, 2), add_keep!($g, 3))
     };
-    (after, $g:tt) => {
-        concat!(
-            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+0)], ", z!($g, 0), "\n",
-            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+1)], ", z!($g, 1), "\n",
-            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+2)], ", z!($g, 2), "\n",
-            "vmovdqu32 zmmword ptr [{st} + 64*(4*", $g, "+3)], ", z!($g, 3), "\n",
-        )
-    };
+    (after, $g:tt) => { state_rows!(store, $g) };
 }
 
 /// The register that keeps word `$w` of group `$g`'s chaining state through a staged
@@ -461,6 +457,23 @@ macro_rules! kept {
 macro_rules! keep {
     ($g:tt, $w:tt) => {
         concat!("vmovdqa32 ", kept!($g, $w), ", ", z!($g, $w), "\n")
+    };
+}
+
+/// Word `$w` of group `$g`'s state += its kept register, and kept again: what
+/// `add_store!` does through memory.
+macro_rules! add_keep {
+    ($g:tt, $w:tt) => {
+        concat!(
+            "vpaddd ",
+            z!($g, $w),
+            ", ",
+            z!($g, $w),
+            ", ",
+            kept!($g, $w),
+            "\n",
+            keep!($g, $w)
+        )
     };
 }
 
