@@ -53,13 +53,22 @@ export MD5X_TEST_NO_PYTHON=1
 "$SERVER" -k 2>/dev/null || true
 "$SERVER" -p || setup_failed "could not start a persistent wineserver"
 trap '"$SERVER" -k 2>/dev/null || true' EXIT
+# The first Wine process of a server starts Wine's own services (services.exe,
+# winedevice.exe, rpcss.exe, ...), and they inherit its standard error and live as
+# long as the server. When that first process was a doctest, its standard error was
+# rustdoc's pipe, which rustdoc reads to the end: the doctest hung until the timeout,
+# every time with a fresh server (2026-12-02: `wine64 x.exe 2>&1 | cat` hangs after
+# `wineserver -k; wineserver -p`, and does not once the services are up). So they are
+# started here, by a process whose standard streams go nowhere.
+timeout -k 10 120 "$WINE" cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 ||
+    setup_failed "Wine could not start its services (cmd.exe /c exit 0 failed)"
 # A run is stopped after 10 minutes (it takes 2-4, building included). Wine itself
-# fails now and then: on 2026-12-02 a doctest that only reads the CPU's features
+# has failed now and then: on 2026-12-02 a doctest that only reads the CPU's features
 # (`Backend`'s, the first one run) exited 1 with no output in one CI run of two on the
-# same code, and in local reruns of the doctests alone the first one hung, twice in
-# four, while the rest passed. So a failed or stopped run is run once more, in full,
-# and the script fails only if that fails too; the first run's output stays in the log
-# above the notice.
+# same code; the first doctest's hangs in runs of the doctests alone were the services'
+# inherited pipe (above). So a failed or stopped run is run once more, in full, and the
+# script fails only if that fails too; the first run's output stays in the log above
+# the notice.
 for attempt in 1 2; do
     rc=0
     timeout -k 30 600 cargo test -p md5x --release --target "$TARGET" "$@" || rc=$?
