@@ -207,6 +207,11 @@ def bad_arguments():
         grid(bytes(range(12))),
         (ctypes.c_uint8 * 0 * 3)(),
         pickle.PickleBuffer(grid(bytes(range(12)))),
+        # Empty, but with a step: hashlib's simple-buffer request goes by the view's
+        # own contiguity flag, which the step clears whatever the length.
+        memoryview(b"")[::2],
+        memoryview(b"abc")[3::2],
+        memoryview(array.array("i"))[::3],
     ]
     if np is not None:
         bad += [np.zeros((4, 4))[:, 1], np.zeros((3, 4)).T, np.zeros((3, 4), dtype="M8[s]").T]
@@ -460,6 +465,38 @@ print(md5x.md5(OneShot()).hexdigest())
     reentrant, oneshot = out.split()
     assert reentrant == hashlib.md5(b"x" + bytes(300_000)).hexdigest()
     assert oneshot == hashlib.md5(bytes(range(256)) * 1200).hexdigest()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python code: 3.12+")
+def test_python_exporters_errors_are_their_own():
+    # What an exporter written in Python raises reaches the caller as hashlib lets it,
+    # message and all, and so does the interpreter's word for a __buffer__ that returns
+    # no memoryview.
+    class Raises:
+        def __buffer__(self, flags):
+            raise TypeError("custom type error")
+
+    class RaisesBytes(bytes):
+        def __buffer__(self, flags):
+            raise ValueError("custom value error")
+
+    class NotAView:
+        def __buffer__(self, flags):
+            return b"abc"
+
+    class EmptyStrided:
+        def __buffer__(self, flags):
+            return memoryview(b"")[::2]
+
+    for obj in [Raises(), RaisesBytes(b"abc"), NotAView(), EmptyStrided()]:
+        want = error_of(hashlib.md5, obj)
+        assert want is not None, type(obj)
+        assert error_of(md5x.md5, obj) == want, type(obj)
+        assert error_of(md5x.md5().update, obj) == want, type(obj)
+        assert error_of(md5x.hash_many, [b"ok", obj]) == want, type(obj)
+        assert error_of(md5x.hash_many, iter([b"ok", obj])) == want, type(obj)
+        assert error_of(md5x.md5_par, obj, 4) == want, type(obj)
+        assert error_of(md5x.S3Etag().update, obj) == want, type(obj)
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python code: 3.12+")

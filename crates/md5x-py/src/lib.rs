@@ -118,6 +118,11 @@ enum Data<'py> {
     Buffer(PyBuffer<u8>, Vec<PyBuffer<u8>>),
 }
 
+/// How memoryview's error for an object with no buffer begins ("memoryview: a
+/// bytes-like object is required, not 'int'"), where hashlib says "object supporting
+/// the buffer API required".
+const NO_BUFFER_MEMORYVIEW: &str = "memoryview: a bytes-like object is required";
+
 fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     let py = obj.py();
     if let Some(b) = plain_bytes(obj) {
@@ -139,9 +144,18 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     let src = if direct {
         obj
     } else {
+        // Its own errors (raised in `__buffer__`, or "__buffer__ returned
+        // non-memoryview object") are hashlib's too; only memoryview's words for an
+        // object with no buffer at all are not.
         view = match PyMemoryView::from(obj) {
             Ok(v) => v.into_any(),
-            Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+            Err(e)
+                if e.is_instance_of::<PyTypeError>(py)
+                    && e.value(py)
+                        .str()?
+                        .to_str()?
+                        .starts_with(NO_BUFFER_MEMORYVIEW) =>
+            {
                 return Err(PyTypeError::new_err(
                     "object supporting the buffer API required",
                 ))
@@ -165,6 +179,13 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
         return Err(not_contiguous(obj));
     }
     if raw.len_bytes() == 0 {
+        // Empty, `PyBuffer_IsContiguous` calls any layout contiguous; a memoryview
+        // asked for a simple buffer (as hashlib asks) goes by its own flag, which a
+        // step other than the item's size clears (`memoryview(b"")[::2]`).
+        drop(raw);
+        if src.is_instance_of::<PyMemoryView>() && !src.getattr("c_contiguous")?.is_truthy()? {
+            return Err(not_contiguous(src));
+        }
         return Ok(empty(py));
     }
     // (A small view is copied out: cheaper than asking it for its object.)
