@@ -5,7 +5,7 @@ MD5 is broken for security: use it only where a protocol or an archive requires 
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, Protocol, final, overload
+from typing import Literal, Protocol, TypeVar, final, overload
 
 from typing_extensions import Buffer
 
@@ -26,6 +26,7 @@ __all__ = [
 __version__: str
 
 _Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+_H = TypeVar("_H")
 
 class _BinaryReadable(Protocol):
     def readinto(self, buffer: bytearray, /) -> int | None: ...
@@ -61,17 +62,27 @@ def new(
 ) -> md5:
     """hashlib.new for MD5: name is "md5" in any case; another hash raises ValueError."""
 
+@overload
 def file_digest(
     fileobj: _BinaryReadable | _BufferedBytes,
-    digest: str | Callable[[], Any] = "md5",
+    digest: str = "md5",
     /,
-) -> md5:
+) -> md5: ...
+@overload
+def file_digest(
+    fileobj: _BinaryReadable | _BufferedBytes,
+    digest: Callable[[], _H],
+    /,
+) -> md5 | _H:
     """The MD5 object of a binary file's remaining contents (hashlib.file_digest).
 
     As with hashlib, an io.BytesIO is hashed whole, whatever its position.
     `digest` lets hashlib's calls carry over unchanged: "md5" in any case, or a
     callable that makes an MD5 object (hashlib.md5, md5x.md5); another hash raises
-    ValueError.
+    ValueError. As with hashlib, the file is fed to the object the callable made,
+    after any bytes it was made with, and that object is returned; only a fresh
+    object of another module (hashlib.md5()) gives way to an md5x.md5, which
+    hashes the file faster to the same digest.
     """
 
 def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:

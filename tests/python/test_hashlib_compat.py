@@ -638,6 +638,67 @@ def test_file_digest_takes_hashlibs_digest_argument(tmp_path):
     assert error_of(md5x.file_digest, io.BytesIO(data), "md5", "md5")[0] is TypeError
 
 
+def test_file_digest_feeds_the_object_the_callable_makes(tmp_path):
+    """As hashlib's file_digest, the file goes into the object that `digest()` made,
+    after whatever that object was made with, and that object is returned: an
+    md5x.md5 always, another module's MD5 object whenever it already holds bytes."""
+    data = rand_bytes(600_001)
+    p = tmp_path / "f"
+    p.write_bytes(data)
+    salt = b"salt:"
+    made = []
+
+    def ours():
+        made.append(md5x.md5(salt))
+        return made[-1]
+
+    def theirs():
+        made.append(hashlib.md5(salt))
+        return made[-1]
+
+    for maker in [ours, theirs]:
+        for f in [open(p, "rb"), open(p, "rb", buffering=0), io.BytesIO(data)]:
+            with f:
+                want = hashlib.file_digest(f, maker)
+                f.seek(0)
+                got = md5x.file_digest(f, maker)
+            assert got.digest() == want.digest() == ref(salt + data), (maker, f)
+            assert got is made[-1], (maker, f)
+    # A fresh object of another module gives way to an md5x.md5 with the same digest;
+    # a fresh md5x.md5 is itself fed and returned.
+    with open(p, "rb") as f:
+        got = md5x.file_digest(f, hashlib.md5)
+    assert type(got) is md5x.md5 and got.digest() == ref(data)
+    with open(p, "rb") as f:
+        got = md5x.file_digest(f, ours)
+    assert got is made[-1] and got.digest() == ref(salt + data)
+
+    # An object that names itself md5 but is no hashlib object: fed through its own
+    # update when its digest is not the empty message's, its errors raised as they come.
+    class Odd:
+        name = "md5"
+
+        def __init__(self):
+            self.fed = []
+
+        def update(self, b):
+            self.fed.append(bytes(b))
+
+        def digest(self):
+            raise RuntimeError("no digest here")
+
+    odd = Odd()
+    assert md5x.file_digest(io.BytesIO(b"abc"), lambda: odd) is odd
+    assert odd.fed == [b"abc"]
+
+    class Refuses(Odd):
+        def update(self, b):
+            raise OSError("update refused")
+
+    with open(p, "rb") as f:
+        assert error_of(md5x.file_digest, f, Refuses) == (OSError, "update refused")
+
+
 def test_file_digest_rejects_what_hashlib_rejects(tmp_path):
     p = tmp_path / "t.txt"
     p.write_text("text")

@@ -595,17 +595,21 @@ impl Md5Object {
 /// io.BytesIO whole, whatever its position). `digest` is there so that hashlib's calls
 /// carry over as they are: "md5" in any case, or a callable that makes an MD5 object
 /// (`hashlib.md5`, `md5x.md5`); any other hash is a ValueError, as in `hashlib.new`.
+/// As in hashlib, the file is fed to the object the callable made, and that object is
+/// returned, so bytes it was made with stay in front of the file's. Only a fresh
+/// object of another module (`hashlib.md5()`) is swapped for an `md5x.md5`, which
+/// hashes the file in md5x's kernels to the same digest.
 #[pyfunction]
 #[pyo3(signature = (fileobj, /, *digest), text_signature = "(fileobj, digest='md5', /)")]
-fn file_digest(
-    py: Python<'_>,
-    fileobj: &Bound<'_, PyAny>,
-    digest: &Bound<'_, PyTuple>,
-) -> PyResult<Md5Object> {
+fn file_digest<'py>(
+    py: Python<'py>,
+    fileobj: &Bound<'py, PyAny>,
+    digest: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     // (Taken as `*args`, so that an explicit None is told from no argument: hashlib
     // calls it, and says None is not callable.)
-    match digest.len() {
-        0 => {}
+    let made = match digest.len() {
+        0 => None,
         1 => md5_only(&digest.get_item(0)?)?,
         n => {
             return Err(PyTypeError::new_err(format!(
@@ -613,13 +617,57 @@ fn file_digest(
                 n + 1
             )))
         }
-    }
-    let h = Md5Object::empty();
+    };
+    let sink = match made {
+        Some(obj) => match obj.cast_into::<Md5Object>() {
+            Ok(ours) => ours,
+            Err(e) => {
+                let other = e.into_inner();
+                if !fresh_md5(&other) {
+                    return digest_into(py, fileobj, &other).map(|()| other);
+                }
+                Bound::new(py, Md5Object::empty())?
+            }
+        },
+        None => Bound::new(py, Md5Object::empty())?,
+    };
+    let h = sink.get();
+    file_pieces(py, fileobj, &mut |piece| h.absorb(py, piece))?;
+    Ok(sink.into_any())
+}
+
+/// Whether `obj`, an MD5 object of another module, holds no bytes yet: its digest is
+/// the empty message's (another message with that digest would be an MD5 preimage).
+/// An object whose `digest()` fails or is no `bytes` counts as holding some, and is
+/// then fed through its own `update`, where its errors show.
+fn fresh_md5(obj: &Bound<'_, PyAny>) -> bool {
+    obj.call_method0(intern!(obj.py(), "digest"))
+        .is_ok_and(|d| {
+            d.cast::<PyBytes>()
+                .is_ok_and(|d| d.as_bytes() == md5x::md5(b"").as_bytes())
+        })
+}
+
+/// `file_digest` into an MD5 object of another module that already holds bytes (its
+/// digest is not the empty message's): fed through its own `update`, as hashlib
+/// feeds it.
+fn digest_into(py: Python<'_>, fileobj: &Bound<'_, PyAny>, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    file_pieces(py, fileobj, &mut |piece| {
+        obj.call_method1(intern!(py, "update"), (piece,)).map(drop)
+    })
+}
+
+/// Hand `fileobj`'s remaining contents to `absorb` as hashlib's `file_digest` reads
+/// them: an io.BytesIO's whole memory at once, any other binary reader through
+/// `readinto` into one reused buffer of [`FILE_DIGEST_BUF`] bytes.
+fn file_pieces(
+    py: Python<'_>,
+    fileobj: &Bound<'_, PyAny>,
+    absorb: &mut dyn FnMut(&Bound<'_, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
     if fileobj.hasattr("getbuffer")? {
         // io.BytesIO: hash its memory directly.
-        let buf = fileobj.call_method0("getbuffer")?;
-        h.absorb(py, &buf)?;
-        return Ok(h);
+        return absorb(&fileobj.call_method0("getbuffer")?);
     }
     let binary_readable = fileobj.hasattr("readinto")?
         && fileobj.hasattr("readable")?
@@ -641,21 +689,21 @@ fn file_digest(
         }
         let size: usize = got.extract()?;
         if size == 0 {
-            break;
+            return Ok(());
         }
-        let piece = view.get_item(PySlice::new(py, 0, size as isize, 1))?;
-        h.absorb(py, &piece)?;
+        absorb(&view.get_item(PySlice::new(py, 0, size as isize, 1))?)?;
     }
-    Ok(h)
 }
 
 /// Check `file_digest`'s `digest`: "md5" in any case, or a callable (called once, as
-/// hashlib calls it) whose object's `name` is "md5".
-fn md5_only(digest: &Bound<'_, PyAny>) -> PyResult<()> {
+/// hashlib calls it) whose object's `name` is "md5", which is returned.
+fn md5_only<'py>(digest: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     if let Ok(s) = digest.extract::<String>() {
-        md5_named(&s)
+        md5_named(&s).map(|()| None)
     } else if digest.is_callable() {
-        md5_named(&digest.call0()?.getattr("name")?.extract::<String>()?)
+        let made = digest.call0()?;
+        md5_named(&made.getattr("name")?.extract::<String>()?)?;
+        Ok(Some(made))
     } else {
         Err(PyTypeError::new_err(format!(
             "digest must be 'md5' or a callable that returns an MD5 object, not {}",
