@@ -37,11 +37,68 @@ use progress::Progress;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The most bytes of whole lines standard output gathers into one `write`: POSIX's
+/// `PIPE_BUF` on Linux, the most a pipe takes in one piece when several processes write
+/// to it.
+const ATOMIC_WRITE: usize = 4096;
+
+/// Standard output as md5x writes it: whole lines, gathered into writes of at most
+/// [`ATOMIC_WRITE`] bytes (a line longer than that alone), so that no line is split
+/// between two writes. md5sum writes a line at a time, and runs of it that share a
+/// pipe (`xargs -P4 md5sum | ...`) interleave whole lines; so do md5x's, while it
+/// makes a sixtieth of the writes for lines of 70 bytes. A 64 KiB buffer, which the pipe
+/// took in pieces of any length, broke lines there.
+pub struct Lines {
+    buf: Vec<u8>,
+}
+
+impl Lines {
+    fn stdout() -> Lines {
+        Lines {
+            buf: Vec::with_capacity(ATOMIC_WRITE),
+        }
+    }
+
+    /// Write `b` now. Rust's `Stdout` passes a piece that ends in a newline on in one
+    /// write, and holds one that ends in NUL (`-z`) until the flush, which writes it
+    /// whole: one write either way, but for a `-z` piece whose names hold a newline
+    /// (split there). A duplicate of the descriptor would avoid that, at the cost of
+    /// one of the files a low limit on open files leaves (see [`std_state`]).
+    fn write_out(&mut self, b: &[u8]) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(b).and_then(|()| out.flush())
+    }
+
+    /// Add one or more whole lines.
+    fn write_all(&mut self, line: &[u8]) -> io::Result<()> {
+        if self.buf.len() + line.len() > ATOMIC_WRITE {
+            self.flush()?;
+        }
+        if line.len() > ATOMIC_WRITE {
+            return self.write_out(line);
+        }
+        self.buf.extend_from_slice(line);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        // (What failed is not tried again: the first error is what md5sum reports.)
+        let buf = std::mem::take(&mut self.buf);
+        let r = self.write_out(&buf);
+        self.buf = buf;
+        self.buf.clear();
+        r
+    }
+}
+
 /// Standard output with md5sum's error behaviour: the first failure is remembered and
 /// reported as `write error` at exit, and the run goes on (a broken pipe ends it by
 /// SIGPIPE, unless that signal was ignored at start-up).
 pub struct Out {
-    w: io::BufWriter<io::Stdout>,
+    w: Lines,
     /// How stdout was left at start-up: closed or open only for reading, every write
     /// is refused (Rust's stdout would take it for a sink).
     state: Std,
@@ -701,7 +758,7 @@ fn run(closed: [bool; 3]) -> ! {
         prog: prog.clone(),
         utf8: locale_is_utf8(),
         out: Out {
-            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
+            w: Lines::stdout(),
             state: stdout,
             err: None,
             held: false,
