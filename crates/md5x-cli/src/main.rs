@@ -330,6 +330,26 @@ fn usage_fail(prog: &[u8], msg: Option<&[u8]>) -> ! {
     std::process::exit(1);
 }
 
+/// The message for a backend that cannot be used, named by `from` as `raw`: an unknown
+/// name is quoted as every other value given (`quote_arg`), so that a control
+/// character in it reaches the terminal escaped, and whole (the library's error keeps
+/// at most 32 bytes of it, as text).
+fn backend_error(from: &str, raw: &[u8], e: &md5x::BackendError) -> Vec<u8> {
+    let text = e.to_string();
+    let mut m = format!("{from}: ").into_bytes();
+    // "unknown backend 'NAME' (known: ...); ...": the list follows the name's last
+    // byte, so it is found from the end.
+    match (e.backend(), text.rfind("' (known: ")) {
+        (None, Some(at)) => {
+            m.extend_from_slice(b"unknown backend ");
+            m.extend_from_slice(&quote::quote_arg(raw, locale_is_utf8()));
+            m.extend_from_slice(&text.as_bytes()[at + 1..]);
+        }
+        _ => m.extend_from_slice(text.as_bytes()),
+    }
+    m
+}
+
 fn fatal(prog: &[u8], msg: &[u8]) -> ! {
     let mut e = prog.to_vec();
     e.extend_from_slice(b": ");
@@ -726,12 +746,13 @@ fn run(closed: [bool; 3]) -> ! {
                 .parse::<md5x::Backend>()
                 .and_then(md5x::Backend::force);
             if let Err(e) = r {
-                fatal(&prog, format!("--backend: {e}").as_bytes());
+                fatal(&prog, &backend_error("--backend", name.as_bytes(), &e));
             }
         }
         None => {
             if let Err(e) = md5x::Backend::from_env() {
-                fatal(&prog, format!("MD5X_BACKEND: {e}").as_bytes());
+                let raw = std::env::var_os("MD5X_BACKEND").unwrap_or_default();
+                fatal(&prog, &backend_error("MD5X_BACKEND", raw.as_bytes(), &e));
             }
         }
     }

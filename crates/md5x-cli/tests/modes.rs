@@ -1193,6 +1193,31 @@ fn backend_choice_errors() {
             assert_eq!(o.stderr.lines().count(), 1, "{from} {name}: {}", o.stderr);
         }
     }
+    // A name that is no backend is quoted as any other value given, whole: a control
+    // character reaches the terminal escaped.
+    let long = "b".repeat(40);
+    for (from, o, shown) in [
+        (
+            "--backend",
+            md5x(dir, &["--backend", "\x1b[31m", "a"], b""),
+            "''$'\\033''[31m'".to_string(),
+        ),
+        (
+            "MD5X_BACKEND",
+            with_env("x\ty", &["a"]),
+            "'x'$'\\t''y'".to_string(),
+        ),
+        ("MD5X_BACKEND", with_env(&long, &["a"]), format!("'{long}'")),
+    ] {
+        let want = format!("md5x: {from}: unknown backend {shown} (known: portable, ");
+        assert!(o.stderr.starts_with(&want), "{from}: {}", o.stderr);
+        assert_eq!(
+            (o.code, o.stderr.lines().count()),
+            (Some(1), 1),
+            "{}",
+            o.stderr
+        );
+    }
     let o = with_env("bogus", &["--backend", "portable", "a"]);
     let line = "900150983cd24fb0d6963f7d28e17f72  a\n";
     assert_eq!(
