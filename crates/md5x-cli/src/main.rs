@@ -866,6 +866,38 @@ enum Task {
 /// 200,000 (a run's workers wait for its last batch: a few hundred microseconds).
 const RUN_MAX: usize = 4 * 1024;
 
+/// Standard output's file, where it is a regular one: the last component of its name,
+/// and its device and inode.
+struct OutFile {
+    name: Vec<u8>,
+    dev: u64,
+    ino: u64,
+}
+
+impl OutFile {
+    fn of_stdout() -> Option<OutFile> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata("/proc/self/fd/1").ok()?;
+        let target = std::fs::read_link("/proc/self/fd/1").ok()?;
+        Some(OutFile {
+            name: target.file_name()?.as_bytes().to_vec(),
+            dev: m.dev(),
+            ino: m.ino(),
+        })
+        .filter(|_| m.is_file())
+    }
+
+    /// Whether the input `name` is this file. Only a name that ends in the file's own
+    /// name is looked up (a `stat`): every other input costs a comparison. (So another
+    /// name for it, a link, is not seen, and is read as any file is.)
+    fn is(&self, name: &[u8]) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
+        path.file_name().is_some_and(|n| n.as_bytes() == self.name)
+            && longpath::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == (self.dev, self.ino))
+    }
+}
+
 fn hash_mode(
     ctx: &mut Ctx,
     operands: &[OsString],
@@ -940,7 +972,10 @@ fn hash_mode(
     let cfg = ctx.cfg.clone();
     let mut line = Vec::with_capacity(256);
     // One engine run over the inputs gathered so far (its workers end with it).
-    let mut run = |inputs: Vec<Option<Job>>, tasks: Vec<Task>| {
+    let mut run = |inputs: Vec<Option<Job>>, tasks: Vec<Task>, flush_first: bool| {
+        if flush_first {
+            ctx.out.flush();
+        }
         let ctx = std::cell::RefCell::new(&mut *ctx);
         engine::run(
             &cfg,
@@ -972,6 +1007,22 @@ fn hash_mode(
 
     let mut inputs = Vec::with_capacity(operands.len().min(RUN_MAX));
     let mut tasks = Vec::with_capacity(operands.len().min(RUN_MAX));
+    // An input that is standard output's own file (`md5x * > sums`, run again where
+    // `sums` is): md5sum, which writes a line at a time, hashes the lines before it.
+    // So does md5x: what comes before it is hashed and written first, then it alone.
+    let out_file = OutFile::of_stdout();
+    let is_out = |name: &[u8]| out_file.as_ref().is_some_and(|o| o.is(name));
+    fn last_alone(
+        run: &mut impl FnMut(Vec<Option<Job>>, Vec<Task>, bool),
+        inputs: &mut Vec<Option<Job>>,
+        tasks: &mut Vec<Task>,
+    ) {
+        let last = (inputs.pop(), tasks.pop());
+        run(std::mem::take(inputs), std::mem::take(tasks), false);
+        if let (Some(i), Some(t)) = last {
+            run(vec![i], vec![t], true);
+        }
+    }
     // Symbolic links the walks skipped: said once at the end, as a count (a tree can
     // hold thousands: a line each would bury the rest).
     let mut links_skipped: u64 = 0;
@@ -984,7 +1035,11 @@ fn hash_mode(
                         inputs.push(job(Input::File(PathBuf::from(OsString::from_vec(
                             name.clone(),
                         )))));
+                        let out = is_out(&name);
                         tasks.push(Task::Hash(name));
+                        if out {
+                            last_alone(&mut run, &mut inputs, &mut tasks);
+                        }
                     }
                     walk::Entry::Error(name, e) => {
                         let mut m = quote::quotef(&name, utf8);
@@ -1002,18 +1057,29 @@ fn hash_mode(
                     walk::Entry::Link => links_skipped += 1,
                 }
                 if inputs.len() >= RUN_MAX {
-                    run(std::mem::take(&mut inputs), std::mem::take(&mut tasks));
+                    run(
+                        std::mem::take(&mut inputs),
+                        std::mem::take(&mut tasks),
+                        false,
+                    );
                 }
             }
         } else {
             inputs.push(input(op));
             tasks.push(Task::Hash(b.to_vec()));
+            if b != b"-" && is_out(b) {
+                last_alone(&mut run, &mut inputs, &mut tasks);
+            }
         }
         if inputs.len() >= RUN_MAX {
-            run(std::mem::take(&mut inputs), std::mem::take(&mut tasks));
+            run(
+                std::mem::take(&mut inputs),
+                std::mem::take(&mut tasks),
+                false,
+            );
         }
     }
-    run(inputs, tasks);
+    run(inputs, tasks, false);
     if links_skipped > 0 {
         let plural = if links_skipped == 1 { "" } else { "s" };
         ctx.error(

@@ -483,3 +483,63 @@ fn lines_from_runs_sharing_a_pipe_stay_whole() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An operand that is standard output's own file (`md5sum * > sums`, run again where
+/// `sums` is; or `md5x -r . > sums`): md5sum, writing a line at a time, hashes the lines
+/// written before it, and so does md5x, whose workers had read it at any point (the
+/// empty file's sum with `-j1`, and one that changed from run to run).
+#[test]
+fn an_operand_that_is_stdout_is_hashed_after_the_lines_before_it() {
+    let dir = temp_file("self-out", b"").with_file_name("");
+    let mut names: Vec<String> = (0..40).map(|i| format!("f{i:02}")).collect();
+    for (i, n) in names.iter().enumerate() {
+        std::fs::write(dir.join(n), vec![b'x'; 1000 * i]).unwrap();
+    }
+    // The list in the middle, after files large and small, and a missing one.
+    names.insert(30, "sums".into());
+    names.insert(10, "missing".into());
+    let run = |prog: &str, args: &[&str], names: &[String], append: bool| {
+        let sums = dir.join("sums");
+        let out = if append {
+            std::fs::write(&sums, b"an earlier line\n").unwrap();
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&sums)
+                .unwrap()
+        } else {
+            std::fs::File::create(&sums).unwrap()
+        };
+        let st = Command::new(prog)
+            .current_dir(&dir)
+            .args(args)
+            .args(names)
+            .stdout(out)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        let text = String::from_utf8(std::fs::read(&sums).unwrap()).unwrap();
+        (st.code(), text)
+    };
+    for append in [false, true] {
+        let want = run("md5sum", &[], &names, append);
+        assert_eq!(want.0, Some(1), "md5sum (a missing file)");
+        for args in [&[][..], &["-j1"], &["-j4"]] {
+            assert_eq!(
+                run(md5x(), args, &names, append),
+                want,
+                "md5x {args:?} append {append}"
+            );
+        }
+    }
+    // A walk meets the list as one of its files.
+    let (code, out) = run(md5x(), &["-r", "."], &[], false);
+    assert_eq!(code, Some(0));
+    let text = out;
+    let at = text.find("  ./sums\n").expect("./sums hashed") - 32;
+    let before = &text[..at];
+    let sum = md5x::md5(before.as_bytes()).to_hex();
+    assert_eq!(&text[at..at + 32], sum.as_str(), "{text}");
+    // (The 40 files, the list, and `temp_file`'s empty `f`.)
+    assert_eq!(text.lines().count(), 42);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
