@@ -48,7 +48,7 @@ const ATOMIC_WRITE: usize = 4096;
 /// pipe (`xargs -P4 md5sum | ...`) interleave whole lines; so do md5x's, while it
 /// makes a sixtieth of the writes for lines of 70 bytes. A 64 KiB buffer, which the pipe
 /// took in pieces of any length, broke lines there.
-pub struct Lines {
+struct Lines {
     buf: Vec<u8>,
 }
 
@@ -64,7 +64,7 @@ impl Lines {
     /// whole: one write either way, but for a `-z` piece whose names hold a newline
     /// (split there). A duplicate of the descriptor would avoid that, at the cost of
     /// one of the files a low limit on open files leaves (see [`std_state`]).
-    fn write_out(&mut self, b: &[u8]) -> io::Result<()> {
+    fn write_out(b: &[u8]) -> io::Result<()> {
         let mut out = io::stdout().lock();
         out.write_all(b).and_then(|()| out.flush())
     }
@@ -75,7 +75,7 @@ impl Lines {
             self.flush()?;
         }
         if line.len() > ATOMIC_WRITE {
-            return self.write_out(line);
+            return Lines::write_out(line);
         }
         self.buf.extend_from_slice(line);
         Ok(())
@@ -86,9 +86,7 @@ impl Lines {
             return Ok(());
         }
         // (What failed is not tried again: the first error is what md5sum reports.)
-        let buf = std::mem::take(&mut self.buf);
-        let r = self.write_out(&buf);
-        self.buf = buf;
+        let r = Lines::write_out(&self.buf);
         self.buf.clear();
         r
     }
