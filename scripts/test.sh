@@ -59,6 +59,46 @@ say "cargo doc -D warnings (library docs: default and all features, and no_std)"
 for feats in "" --all-features --no-default-features; do
     RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p md5x $feats
 done
+# Miri and the fuzzers run on one core each for minutes: they run beside the steps
+# below (set -m: in a process group of their own, stopped should this script end
+# first), and their report comes at the end. Miri (undefined-behaviour checker) over the
+# library's unit tests, where the nightly toolchain with miri can be had here; then
+# coverage-guided fuzzing (fuzz/, scripts/fuzz.sh): each target 25 s from a fixed seed,
+# every backend of this CPU against md-5, under AddressSanitizer. Either says NOT RUN
+# plainly when its tools cannot be had. (rustup runs here, not beside the others.)
+miri=0
+if rustup toolchain list 2>/dev/null | grep -q nightly &&
+    { cargo +nightly miri --version >/dev/null 2>&1 ||
+      rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; }; then
+    miri=1
+fi
+miri_and_fuzz() {
+    if [ "$miri" = 1 ]; then
+        say "cargo miri test (library unit tests)"
+        MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p md5x --lib
+    else
+        say "miri: NOT RUN (no nightly toolchain with miri on this machine)"
+    fi
+    say "cargo fuzz (fuzz/: libFuzzer with AddressSanitizer, 25 s a target)"
+    local fz=0
+    scripts/fuzz.sh 25 || fz=$?
+    case $fz in
+        0) ;;
+        2) say "fuzzing: NOT RUN (no nightly toolchain or cargo-fuzz here)" ;;
+        *) return "$fz" ;;
+    esac
+}
+mkdir -p target
+bg_pids=()
+stop_bg() { for p in "${bg_pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done; }
+trap stop_bg EXIT
+say "Miri, then the fuzzers: running beside the steps below (their report comes last)"
+set -m
+(set -e; miri_and_fuzz) >target/miri-fuzz.log 2>&1 </dev/null &
+miri_pid=$!
+set +m
+bg_pids+=("$miri_pid")
+
 say "cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
 # The command's compatibility suite ran above against this machine's md5sum; md5x does
@@ -73,7 +113,8 @@ else
     say "compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
 fi
 say "cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
-cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010
+cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010 \
+    -- --skip past_4_gib
 cargo test -p md5x --release --all-features --doc
 # A crate that depends on md5x builds it with Cargo's default release profile (16
 # codegen units, no LTO), not with this workspace's (one unit, thin LTO). There a
@@ -101,6 +142,33 @@ else
     say "the lane kernels in a dependent crate's release profile: NOT RUN (not x86-64, or no nm)"
 fi
 
+# AVX-512: where this CPU lacks it, the library's unit tests, scalar_kernels and
+# many_lanes run with MD5X_BACKEND=avx512 on an emulated Skylake-X (Bochs, booting
+# Debian's kernel); said plainly when the emulator cannot be set up. Its setup (apt-get,
+# the kernel, a static build) runs here; the emulation itself, about 10 minutes of one
+# core, runs beside the steps below, and its report comes at the end.
+emu_pid=
+# (MD5X_EMULATE_AVX512=1 runs the emulation where the CPU has AVX512F too.)
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null && [ "${MD5X_EMULATE_AVX512:-}" != 1 ]; then
+    say "AVX-512: ran natively above (this CPU has AVX512F)"
+else
+    say "AVX-512 under emulation (Bochs, Skylake-X model): scripts/avx512-emu.sh, set up"
+    emu=0
+    EMU_SETUP_ONLY=1 scripts/avx512-emu.sh || emu=$?
+    case $emu in
+        0)
+            say "AVX-512 under emulation: running beside the steps below (its report comes last)"
+            # setsid: a process group of its own, stopped should this script end first.
+            EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 setsid scripts/avx512-emu.sh \
+                >target/avx512-emu.log 2>&1 </dev/null &
+            emu_pid=$!
+            bg_pids+=("$emu_pid")
+            ;;
+        2) say "AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
+        *) exit "$emu" ;;
+    esac
+fi
+
 # aarch64 (the NEON lane kernels and the portable kernel) under qemu-user, with Debian's
 # cross linker; said plainly when the toolchain cannot be had here.
 apt_install qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross || true
@@ -116,7 +184,7 @@ if need qemu-aarch64 && need aarch64-linux-gnu-gcc &&
     # same, each command is stopped after 15 minutes (it takes 1-2, building included)
     # and run once more, said on the log; a second hang, or any failure, fails the run.
     arm() {
-        local cmd=(timeout -k 30 900 cargo test -p md5x --release
+        local cmd=(timeout -k 30 900 cargo test -p md5x --profile cross
             --target aarch64-unknown-linux-gnu "$@") rc=0
         "${cmd[@]}" || rc=$?
         if [ "$rc" = 124 ]; then
@@ -152,7 +220,8 @@ if need i686-linux-gnu-gcc && [ -e /lib/ld-linux.so.2 ] &&
     say "cargo test on i686 (32-bit): the library and the command"
     # (MD5X_SHIM_CC: the libraries the read-error tests preload into md5x are 32-bit too.)
     CARGO_TARGET_I686_UNKNOWN_LINUX_GNU_LINKER=i686-linux-gnu-gcc MD5X_SHIM_CC=i686-linux-gnu-gcc \
-        cargo test --release --target i686-unknown-linux-gnu -p md5x -p md5x-cli
+        cargo test --profile cross --target i686-unknown-linux-gnu -p md5x -p md5x-cli \
+        --lib --bins --tests
 else
     say "i686 (32-bit): NOT RUN (no i686 cross linker, 32-bit C library or Rust target here)"
 fi
@@ -165,7 +234,7 @@ if need qemu-s390x && need s390x-linux-gnu-gcc &&
     # x86_64 run those); one test at a time, as on aarch64.
     CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc \
         CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER="qemu-s390x -L /usr/s390x-linux-gnu" \
-        timeout -k 30 1200 cargo test -p md5x --release --target s390x-unknown-linux-gnu \
+        timeout -k 30 1200 cargo test -p md5x --profile cross --target s390x-unknown-linux-gnu \
         --lib --test many_lanes --test scalar_kernels --test chains --test vectors \
         --test digest_traits -- --test-threads=1 --skip past_4_gib --skip more_than_4_gib
 else
@@ -189,7 +258,7 @@ if rustup target add wasm32-wasip1 wasm32-unknown-unknown >/dev/null 2>&1; then
     make_venv
     .venv/bin/python -m pip install -q --disable-pip-version-check 'wasmtime>=50,<51'
     CARGO_TARGET_WASM32_WASIP1_RUNNER="$PWD/.venv/bin/python $PWD/scripts/wasi-run.py" \
-        MD5X_TEST_NO_PYTHON=1 timeout -k 30 1200 cargo test -p md5x --release \
+        MD5X_TEST_NO_PYTHON=1 timeout -k 30 1200 cargo test -p md5x --profile cross \
         --target wasm32-wasip1 --lib --test many_lanes --test scalar_kernels --test chains \
         --test vectors --test digest_traits --test server -- --skip past_4_gib \
         --skip more_than_4_gib
@@ -220,73 +289,30 @@ else
     say "macOS: NOT RUN (rustup could not add the apple-darwin targets here)"
 fi
 
-# AVX-512: where this CPU lacks it, the library's unit tests, scalar_kernels and
-# many_lanes run with MD5X_BACKEND=avx512 on an emulated Skylake-X (Bochs, booting
-# Debian's kernel); said plainly when the emulator cannot be set up. Its setup (apt-get,
-# the kernel, a static build) runs here; the emulation itself, about 10 minutes of one
-# core, runs in the background beside Miri and the fuzzers, which use one core each,
-# and its report comes at the end (on a 2-core Zen 3 the whole command took 84 minutes
-# with the two in turn, against CI's 90).
-emu_pid=
-stop_emu() { [ -z "$emu_pid" ] || kill -- -"$emu_pid" 2>/dev/null || true; }
-if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
-    say "AVX-512: ran natively above (this CPU has AVX512F)"
-else
-    say "AVX-512 under emulation (Bochs, Skylake-X model): scripts/avx512-emu.sh, set up"
-    emu=0
-    EMU_SETUP_ONLY=1 scripts/avx512-emu.sh || emu=$?
-    case $emu in
-        0)
-            say "AVX-512 under emulation: running in the background (its report comes last)"
-            # setsid: a process group of its own, stopped should this script end first.
-            EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 setsid scripts/avx512-emu.sh \
-                >target/avx512-emu.log 2>&1 </dev/null &
-            emu_pid=$!
-            trap stop_emu EXIT
-            ;;
-        2) say "AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
-        *) exit "$emu" ;;
-    esac
-fi
-
-# Miri (undefined-behaviour checker) over the library's unit tests, where the nightly
-# toolchain with miri can be had on this machine; said plainly when it cannot.
-if rustup toolchain list 2>/dev/null | grep -q nightly &&
-    { cargo +nightly miri --version >/dev/null 2>&1 ||
-      rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; }; then
-    say "cargo miri test (library unit tests)"
-    MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p md5x --lib
-else
-    say "miri: NOT RUN (no nightly toolchain with miri on this machine)"
-fi
-
-# Coverage-guided fuzzing (fuzz/, scripts/fuzz.sh): each target 45 s from a fixed
-# seed, every backend of this CPU against md-5, under AddressSanitizer; where the
-# nightly toolchain or cargo-fuzz cannot be had, said plainly.
-say "cargo fuzz (fuzz/: libFuzzer with AddressSanitizer, 45 s a target)"
-fz=0
-scripts/fuzz.sh 45 || fz=$?
-case $fz in
-    0) ;;
-    2) say "fuzzing: NOT RUN (no nightly toolchain or cargo-fuzz here)" ;;
-    *) exit "$fz" ;;
-esac
-
 # Python-side tests: S3 ETags against a real S3 API (moto's server on 127.0.0.1).
 say "pytest (S3 ETags against moto)"
 make_venv
-# The Python module first: its ETags are checked against S3 too.
-.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy 'mypy>=1.11' ./crates/md5x-py
+# The Python module first: its ETags are checked against S3 too. It is built once, for
+# the stable ABI of 3.11 and later, and that wheel serves 3.12+ below as well.
+rm -rf target/wheels
+.venv/bin/python -m pip wheel -q --disable-pip-version-check --no-deps -w target/wheels ./crates/md5x-py
+wheel=$(echo target/wheels/md5x-*-abi3-*.whl)
+[ -f "$wheel" ] || { echo "no abi3 wheel of md5x was built: $(ls target/wheels)" >&2; exit 1; }
+# (--force-reinstall: a venv left by an earlier run holds the same version number.)
+.venv/bin/python -m pip install -q --disable-pip-version-check 'moto[server]>=5,<6' 'boto3>=1.34' 'pytest>=8' numpy 'mypy>=1.11'
+.venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 .venv/bin/python -m pytest -q -rs tests/s3
 
 say "pytest (Python module md5x against hashlib)"
 .venv/bin/python -m pytest -q -rs tests/python
 
-# The Python suite again, in a venv of its own (made once) with the interpreter given.
+# The Python suite again, in a venv of its own (made once) with the interpreter given,
+# and the module given (the wheel above, or its source to build).
 pytest_in_venv() {
-    local venv=$1 python=$2
+    local venv=$1 python=$2 module=$3
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11' ./crates/md5x-py
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest numpy 'mypy>=1.11'
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$module"
     "$venv/bin/python" -m pytest -q -rs tests/python
 }
 
@@ -305,7 +331,7 @@ for py in python3.14 python3.13 python3.12 \
 done
 if [ -n "$newer" ]; then
     say "pytest again under $($newer --version) (the tests for 3.12+)"
-    pytest_in_venv target/venv-newer "$newer"
+    pytest_in_venv target/venv-newer "$newer" "$wheel"
 else
     say "pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"
 fi
@@ -346,14 +372,19 @@ else
     [ "$ft_status" = 0 ] || { echo "building free-threaded CPython $ft_version failed" >&2; exit 1; }
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
     say "pytest again under $("$ft/bin/python3" -VV | head -1)"
-    pytest_in_venv "target/venv-ft-$ft_version" "$ft/bin/python3"
+    # (A free-threaded build has no stable ABI: the module is built for it.)
+    pytest_in_venv "target/venv-ft-$ft_version" "$ft/bin/python3" ./crates/md5x-py
 fi
 
+say "Miri and the fuzzers (started before the release tests): their report"
+mf=0
+wait "$miri_pid" || mf=$?
+cat target/miri-fuzz.log
+[ "$mf" = 0 ] || { echo "Miri or a fuzz target failed (above)" >&2; exit "$mf"; }
 if [ -n "$emu_pid" ]; then
-    say "AVX-512 under emulation (started before Miri): its report"
+    say "AVX-512 under emulation (started before aarch64): its report"
     emu=0
     wait "$emu_pid" || emu=$?
-    emu_pid=
     cat target/avx512-emu.log
     case $emu in
         0) ;;
@@ -361,4 +392,5 @@ if [ -n "$emu_pid" ]; then
         *) exit "$emu" ;;
     esac
 fi
+bg_pids=()
 say "all tests passed"

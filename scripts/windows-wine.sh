@@ -71,7 +71,7 @@ timeout -k 10 120 "$WINE" cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 ||
 # the notice.
 for attempt in 1 2; do
     rc=0
-    timeout -k 30 600 cargo test -p md5x --release --target "$TARGET" "$@" || rc=$?
+    timeout -k 30 600 cargo test -p md5x --profile cross --target "$TARGET" "$@" || rc=$?
     [ "$rc" != 0 ] || exit 0
     [ "$rc" != 124 ] || echo "windows-wine.sh: stopped after 10 minutes (a hang under Wine?)" >&2
     echo "windows-wine.sh: attempt $attempt of 2 failed (exit $rc)" >&2
