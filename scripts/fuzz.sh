@@ -3,7 +3,7 @@
 # each target for SECONDS (default 45) from a fixed seed, after fmt and clippy of the
 # fuzz crate. `scripts/fuzz.sh 600` fuzzes for ten minutes a target; MD5X_FUZZ_TARGETS
 # picks targets, MD5X_FUZZ_SEED the seed (0: a new one each run). The test command
-# runs it with the default. Needs a nightly toolchain (the sanitizer) and installs
+# runs it for 25 s a target. Needs a nightly toolchain (the sanitizer) and installs
 # cargo-fuzz; exits 2 when either cannot be had, 1 when a target fails (its input is
 # then saved under fuzz/artifacts/TARGET/; `cargo +nightly fuzz run TARGET FILE` runs
 # it again).
