@@ -60,8 +60,7 @@ for feats in "" --all-features --no-default-features; do
     RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps -p md5x $feats
 done
 # Miri and the fuzzers run on one core each for minutes: they run beside the steps
-# below (set -m: in a process group of their own, stopped should this script end
-# first), and their report comes at the end. Miri (undefined-behaviour checker) over the
+# below (start_bg), and their report comes at the end. Miri (undefined-behaviour checker) over the
 # library's unit tests, where the nightly toolchain with miri can be had here; then
 # coverage-guided fuzzing (fuzz/, scripts/fuzz.sh): each target 25 s from a fixed seed,
 # every backend of this CPU against md-5, under AddressSanitizer. Either says NOT RUN
@@ -88,16 +87,25 @@ miri_and_fuzz() {
         *) return "$fz" ;;
     esac
 }
+# start_bg LOG COMMAND...: COMMAND runs beside the steps below, its output in LOG, in a
+# process group of its own (set -m), stopped should this script end first; its pid is
+# left in bg_pid.
 mkdir -p target
 bg_pids=()
 stop_bg() { for p in "${bg_pids[@]}"; do kill -- -"$p" 2>/dev/null || true; done; }
 trap stop_bg EXIT
+start_bg() {
+    local log=$1
+    shift
+    set -m
+    ("$@") >"$log" 2>&1 </dev/null &
+    bg_pid=$!
+    set +m
+    bg_pids+=("$bg_pid")
+}
 say "Miri, then the fuzzers: running beside the steps below (their report comes last)"
-set -m
-(set -e; miri_and_fuzz) >target/miri-fuzz.log 2>&1 </dev/null &
-miri_pid=$!
-set +m
-bg_pids+=("$miri_pid")
+start_bg target/miri-fuzz.log miri_and_fuzz
+miri_pid=$bg_pid
 
 say "cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
@@ -121,12 +129,12 @@ cargo test -p md5x --release --all-features --doc
 # closure around intrinsics in a lane kernel stayed out of line, without the kernel's
 # target features, and each of its intrinsics became a call: the generic AVX2 kernel
 # ran 4.0-4.3 cycles/byte instead of 0.50-0.55 (docs/performance.md). So the kernels
-# are built that way too, and no intrinsic may be left as a function of its own.
+# are built that way too (the workspace's profile `cross` is that profile), and no
+# intrinsic may be left as a function of its own.
 if [ "$(uname -m)" = x86_64 ] && need nm; then
     say "the lane kernels in a dependent crate's release profile: no intrinsic out of line"
-    CARGO_TARGET_DIR=target/dependent-profile CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-        CARGO_PROFILE_RELEASE_LTO=false cargo build -q --release -p md5x --example many_report
-    syms=$(nm -C target/dependent-profile/release/examples/many_report)
+    cargo build -q --profile cross -p md5x --example many_report
+    syms=$(nm -C target/cross/examples/many_report)
     # (A binary without its symbols would pass below without anything checked.)
     if ! grep -q 'md5x::kernels::' <<<"$syms"; then
         echo "no md5x symbols in the dependent-profile build: nothing to check" >&2
@@ -158,11 +166,8 @@ else
     case $emu in
         0)
             say "AVX-512 under emulation: running beside the steps below (its report comes last)"
-            # setsid: a process group of its own, stopped should this script end first.
-            EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 setsid scripts/avx512-emu.sh \
-                >target/avx512-emu.log 2>&1 </dev/null &
-            emu_pid=$!
-            bg_pids+=("$emu_pid")
+            EMU_SKIP_APT=1 EMU_SKIP_BUILD=1 start_bg target/avx512-emu.log scripts/avx512-emu.sh
+            emu_pid=$bg_pid
             ;;
         2) say "AVX-512 emulation: NOT RUN (the emulator could not be set up here)" ;;
         *) exit "$emu" ;;
