@@ -17,26 +17,25 @@ apt_install() {
 # The hashlib reference test runs python3; the CLI compatibility suite runs GNU md5sum.
 need python3 || apt_install python3
 need md5sum || apt_install coreutils
-# Debian 13's md5sum 9.7, what md5x follows where GNU releases differ, fetched from
-# Debian's archive (scripts/coreutils-release.sh); the compat suite runs against it too.
+# The CLI's compatibility suite runs once, against Debian 13's md5sum 9.7: what md5x
+# follows where GNU releases differ, fetched from Debian's archive
+# (scripts/coreutils-release.sh). Where it cannot be fetched, the suite runs against
+# this machine's md5sum, which must then be GNU's 9.1 to 9.7 (the suite knows how those
+# differ from md5x; Ubuntu 25.10 and later ship uutils' md5sum, and 9.10 and later
+# differ from 9.7 in ways md5x does not follow: README, "The command"). MD5SUM=path,
+# given to this script, picks another.
 need curl || apt_install curl
 need xz || apt_install xz-utils
 need cc || apt_install gcc
 gnu97=$(scripts/coreutils-release.sh trixie) || gnu97=
-# The suite's first run compares with this machine's md5sum where that is GNU's 9.1 to
-# 9.7 (the suite knows how those differ from md5x), and with 9.7 otherwise: Ubuntu
-# 25.10 and later ship uutils' md5sum by default, and 9.10 and later differ from 9.7
-# in ways md5x does not follow (README, "The command").
-local_md5sum=$(md5sum --version 2>/dev/null | sed -n 1p) || true
-case $local_md5sum in
-*"(GNU coreutils) 9."[1-7] | *"(GNU coreutils) 9."[1-7].*) ;;
-*)
-    if [ -z "${MD5SUM:-}" ] && [ -n "$gnu97" ]; then
-        say "this machine's md5sum ($local_md5sum) is not GNU's 9.1 to 9.7: the compat suite uses $gnu97"
-        export MD5SUM=$gnu97
-    fi
-    ;;
-esac
+if [ -n "${MD5SUM:-}" ]; then
+    say "the compat suite runs against MD5SUM=$MD5SUM"
+elif [ -n "$gnu97" ]; then
+    say "the compat suite runs against GNU coreutils 9.7 (Debian 13): $gnu97"
+    export MD5SUM=$gnu97
+else
+    say "the compat suite runs against this machine's md5sum ($(md5sum --version 2>/dev/null | sed -n 1p)): Debian 13's 9.7 could not be had here (above)"
+fi
 # The Python tools' virtual environment, .venv (the pytest stages, Wasmtime).
 make_venv() {
     if [ ! -x .venv/bin/python ]; then
@@ -109,21 +108,14 @@ miri_pid=$bg_pid
 
 say "cargo test (release: the large-input tests hash gigabytes)"
 cargo test --workspace --release
-# The command's compatibility suite ran above against this machine's md5sum; md5x does
-# what coreutils 9.7 (Debian 13) does where releases differ, so it runs again against
-# that one.
-if [ -n "$gnu97" ] && [ "${MD5SUM:-}" = "$gnu97" ]; then
-    say "compatibility suite against GNU coreutils 9.7 (Debian 13): ran above"
-elif [ -n "$gnu97" ]; then
-    say "compatibility suite against GNU coreutils 9.7 (Debian 13): $gnu97"
-    MD5SUM=$gnu97 cargo test --release -p md5x-cli --test compat
-else
-    say "compatibility suite against coreutils 9.7: NOT RUN (Debian 13's md5sum could not be had here; see above)"
-fi
+# The library with all its features, built in the `cross` profile: Cargo's default
+# release profile, the one a crate that depends on md5x builds it with. (The check
+# after it builds in that profile too, and then finds the dependencies built: the two
+# took 120 s alone, where this one in the release profile and the check took 180.)
 say "cargo test (library with all features: par_hash_many, the Server's AsyncWrite, digest 0.10's traits)"
-cargo test -p md5x --release --all-features --lib --test many_lanes --test server --test digest010 \
-    -- --skip past_4_gib
-cargo test -p md5x --release --all-features --doc
+cargo test -p md5x --profile cross --all-features --lib --test many_lanes --test server \
+    --test digest010 -- --skip past_4_gib
+cargo test -p md5x --profile cross --all-features --doc
 # A crate that depends on md5x builds it with Cargo's default release profile (16
 # codegen units, no LTO), not with this workspace's (one unit, thin LTO). There a
 # closure around intrinsics in a lane kernel stayed out of line, without the kernel's
@@ -230,6 +222,46 @@ if need i686-linux-gnu-gcc && [ -e /lib/ld-linux.so.2 ] &&
 else
     say "i686 (32-bit): NOT RUN (no i686 cross linker, 32-bit C library or Rust target here)"
 fi
+# A free-threaded CPython (3.14t, no GIL) for the last pytest run. Neither Debian 12 nor
+# PyPI has such a build, so it is built from CPython's tagged source as the Go module
+# proxy serves it (the one source archive this machine reaches), checked against a
+# pinned SHA-256, into target/: fetched here (apt-get and the network), then built
+# beside the steps below (about 3 minutes of 2 cores, which the single-threaded steps
+# under emulators leave free), its output in target/cpython-build.log.
+ft_version=3.14.7
+ft_sha256=e79b1270b4b62593f6686c8db8edd384b4a9b14e5824a8c9fce0a95656dd6321
+ft=$PWD/target/cpython-$ft_version-t
+ft_zip=target/cpython-$ft_version.zip
+fetch_free_threaded() {
+    dpkg -s make unzip libssl-dev libffi-dev zlib1g-dev >/dev/null 2>&1 ||
+        apt_install make unzip libssl-dev libffi-dev zlib1g-dev
+    curl -fsS --retry 3 -o "$ft_zip" \
+        "https://proxy.golang.org/github.com/python/cpython/@v/v$ft_version+incompatible.zip" || return 2
+    echo "$ft_sha256  $ft_zip" | sha256sum -c --quiet || return 1
+}
+build_free_threaded() {
+    local work=target/cpython-src src
+    rm -rf "$work" && mkdir -p "$work"
+    unzip -q "$ft_zip" -d "$work"
+    src=$(echo "$work"/github.com/python/cpython@*)
+    # A module archive keeps no file modes: the build's own scripts made runnable.
+    chmod +x "$src"/configure "$src"/install-sh "$src"/config.guess "$src"/config.sub \
+        "$src"/Tools/*/*.sh "$src"/Tools/*/*.py
+    # (Without CPython's own test modules, which pytest does not need: less to
+    # build, install and byte-compile.)
+    (cd "$src" && ./configure --disable-gil --disable-test-modules --prefix="$ft" &&
+        make -j"$(nproc)" && make install) || return 1
+    rm -rf "$work" "$ft_zip"
+}
+ft_status=0 ft_pid=
+if [ ! -x "$ft/bin/python3" ]; then
+    fetch_free_threaded || ft_status=$?
+    if [ "$ft_status" = 0 ]; then
+        say "free-threaded CPython $ft_version: building beside the steps below (target/cpython-build.log)"
+        start_bg target/cpython-build.log build_free_threaded
+        ft_pid=$bg_pid
+    fi
+fi
 if need qemu-s390x && need s390x-linux-gnu-gcc &&
     rustup target add s390x-unknown-linux-gnu >/dev/null 2>&1; then
     say "cargo clippy for s390x (big-endian), tests included"
@@ -277,9 +309,13 @@ fi
 # command is for Unix only (README). macOS: nothing here runs it, so the library, the
 # command and the Python module must compile and pass clippy for both of its CPUs
 # (no test targets: the benchmarks' criterion builds C code that needs Apple's SDK).
+# Under Wine: the unit and integration tests, without the doc tests (examples of the
+# API's computing, the same on every system; the ones that open files are no_run) and
+# without the messages past 4 GiB (the same arithmetic as on x86_64 Linux, where they
+# run).
 say "Windows: the library's tests under Wine (scripts/windows-wine.sh)"
 win=0
-scripts/windows-wine.sh || win=$?
+scripts/windows-wine.sh --lib --tests -- --skip past_4_gib --skip more_than_4_gib || win=$?
 case $win in
     0) cargo clippy --target x86_64-pc-windows-gnu -p md5x -p md5x-py --lib -- -D warnings ;;
     2) say "Windows: NOT RUN (Wine, MinGW or the Rust target could not be set up here)" ;;
@@ -341,40 +377,18 @@ else
     say "pytest under Python 3.12+: NOT RUN (no python3.12 or later here; the tests for 3.12+ skipped above)"
 fi
 
-# The suite once more under a free-threaded CPython (3.14t, no GIL): the module must
-# import without turning the GIL back on, and tests/python/test_threads.py's threads then
-# run in parallel in its code (a lost update there fails only without a GIL). Neither
-# Debian 12 nor PyPI has such a build, so it is built from CPython's tagged source as the
-# Go module proxy serves it (the one source archive this machine reaches), checked
-# against a pinned SHA-256, into target/ (about 4 minutes on 2 cores).
-ft_version=3.14.7
-ft_sha256=e79b1270b4b62593f6686c8db8edd384b4a9b14e5824a8c9fce0a95656dd6321
-ft=$PWD/target/cpython-$ft_version-t
-build_free_threaded() {
-    dpkg -s make unzip libssl-dev libffi-dev zlib1g-dev >/dev/null 2>&1 ||
-        apt_install make unzip libssl-dev libffi-dev zlib1g-dev
-    local work=target/cpython-src zip=target/cpython-$ft_version.zip
-    rm -rf "$work" && mkdir -p "$work"
-    curl -fsS --retry 3 -o "$zip" \
-        "https://proxy.golang.org/github.com/python/cpython/@v/v$ft_version+incompatible.zip" || return 2
-    echo "$ft_sha256  $zip" | sha256sum -c --quiet || return 1
-    unzip -q "$zip" -d "$work"
-    local src
-    src=$(echo "$work"/github.com/python/cpython@*)
-    # A module archive keeps no file modes: the build's own scripts made runnable.
-    chmod +x "$src"/configure "$src"/install-sh "$src"/config.guess "$src"/config.sub \
-        "$src"/Tools/*/*.sh "$src"/Tools/*/*.py
-    local log=$PWD/target/cpython-build.log
-    (cd "$src" && ./configure --disable-gil --prefix="$ft" && make -j"$(nproc)" &&
-        make install) >"$log" 2>&1 || { tail -n 40 "$log" >&2; return 1; }
-    rm -rf "$work" "$zip"
-}
-ft_status=0
-[ -x "$ft/bin/python3" ] || build_free_threaded || ft_status=$?
+# The suite once more under the free-threaded CPython 3.14t built beside the steps
+# above (from s390x on): the module must import without turning the GIL back on, and
+# tests/python/test_threads.py's threads then run in parallel in its code (a lost
+# update there fails only without a GIL).
+if [ -n "$ft_pid" ]; then
+    say "free-threaded CPython $ft_version: waiting for its build (started before s390x)"
+    wait "$ft_pid" || ft_status=$?
+fi
 if [ "$ft_status" = 2 ]; then
     say "pytest under free-threaded CPython: NOT RUN (CPython $ft_version's source could not be fetched from proxy.golang.org)"
 else
-    [ "$ft_status" = 0 ] || { echo "building free-threaded CPython $ft_version failed" >&2; exit 1; }
+    [ "$ft_status" = 0 ] || { tail -n 40 target/cpython-build.log >&2 2>/dev/null; echo "building free-threaded CPython $ft_version failed (target/cpython-build.log)" >&2; exit 1; }
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
     say "pytest again under $("$ft/bin/python3" -VV | head -1)"
     # (A free-threaded build has no stable ABI: the module is built for it.)

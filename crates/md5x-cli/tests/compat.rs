@@ -12,7 +12,7 @@
 //!
 //! Needs GNU coreutils md5sum 9.x at /usr/bin/md5sum (or `MD5SUM=path`;
 //! `scripts/coreutils-release.sh` fetches Debian 13's 9.7, which scripts/test.sh runs the
-//! suite against too). Where releases differ, md5x does what 9.7 does (`Flavour`): names
+//! suite against). Where releases differ, md5x does what 9.7 does (`Flavour`): names
 //! in `--check`'s lines are escaped when they hold a backslash or carriage return too
 //! (9.1: only a newline), a NUL right after a line's sum ends the sum (9.1 read on), and
 //! a name holding a `'` and ending in an escaped character is quoted as any other (9.1
