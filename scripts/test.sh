@@ -226,8 +226,10 @@ fi
 # PyPI has such a build, so it is built from CPython's tagged source as the Go module
 # proxy serves it (the one source archive this machine reaches), checked against a
 # pinned SHA-256, into target/: fetched here (apt-get and the network), then built
-# beside the steps below (about 3 minutes of 2 cores, which the single-threaded steps
-# under emulators leave free), its output in target/cpython-build.log.
+# beside the steps below, its output in target/cpython-build.log. (In the foreground
+# it took 3-4 minutes of 2 cores. Beside s390x, whose tests under qemu run one at a
+# time, it made that step 2.5 minutes longer on a Zen 5: where the cores are busy,
+# little is won, but nothing is lost.)
 ft_version=3.14.7
 ft_sha256=e79b1270b4b62593f6686c8db8edd384b4a9b14e5824a8c9fce0a95656dd6321
 ft=$PWD/target/cpython-$ft_version-t
