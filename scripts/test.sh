@@ -390,7 +390,12 @@ fi
 if [ "$ft_status" = 2 ]; then
     say "pytest under free-threaded CPython: NOT RUN (CPython $ft_version's source could not be fetched from proxy.golang.org)"
 else
-    [ "$ft_status" = 0 ] || { tail -n 40 target/cpython-build.log >&2 2>/dev/null; echo "building free-threaded CPython $ft_version failed (target/cpython-build.log)" >&2; exit 1; }
+    if [ "$ft_status" != 0 ]; then
+        # (The log is this run's only where the build started; a failed fetch said why.)
+        [ -z "$ft_pid" ] || tail -n 40 target/cpython-build.log >&2
+        echo "free-threaded CPython $ft_version: fetching or building it failed (above)" >&2
+        exit 1
+    fi
     "$ft/bin/python3" -c 'import sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED")'
     say "pytest again under $("$ft/bin/python3" -VV | head -1)"
     # (A free-threaded build has no stable ABI: the module is built for it.)
