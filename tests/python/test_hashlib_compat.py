@@ -498,6 +498,29 @@ def test_python_exporters_errors_are_their_own():
         assert error_of(md5x.md5_par, obj, 4) == want, type(obj)
         assert error_of(md5x.S3Etag().update, obj) == want, type(obj)
 
+    # A buffer that is not C-contiguous is refused with the exporter's own words, and
+    # the exporter is still asked only once (this one fails when asked twice).
+    class StridedOnce:
+        def __init__(self):
+            self.asked = 0
+
+        def __buffer__(self, flags):
+            self.asked += 1
+            if self.asked > 1:
+                raise RuntimeError("asked twice")
+            return memoryview(b"abcdefgh")[::2]
+
+    want = error_of(hashlib.md5, StridedOnce())
+    assert want is not None and want[0] is BufferError
+    for call in [
+        md5x.md5,
+        md5x.md5().update,
+        lambda x: md5x.hash_many([b"ok", x]),
+        lambda x: md5x.md5_par(x, 4),
+        md5x.S3Etag().update,
+    ]:
+        assert error_of(call, StridedOnce()) == want
+
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python code: 3.12+")
 def test_a_bytes_subclass_is_hashed_as_the_buffer_it_exports():

@@ -176,7 +176,8 @@ fn resolve<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Data<'py>> {
     };
     if !raw.is_c_contiguous() {
         drop(raw);
-        return Err(not_contiguous(obj));
+        // Asked of `src`: an exporter in Python has given its memoryview already.
+        return Err(not_contiguous(src));
     }
     if raw.len_bytes() == 0 {
         // Empty, `PyBuffer_IsContiguous` calls any layout contiguous; a memoryview
@@ -291,7 +292,7 @@ fn through_memoryview<'py>(
         },
     };
     if !view.getattr("c_contiguous")?.is_truthy()? {
-        return Err(not_contiguous(obj));
+        return Err(not_contiguous(src));
     }
     if src.is(obj) && keeps_dimensions(obj, &view)? {
         return Err(PyBufferError::new_err("Buffer must be single dimension"));
