@@ -5,7 +5,7 @@ MD5 is broken for security: use it only where a protocol or an archive requires 
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Literal, Protocol, TypeVar, final, overload
+from typing import Literal, Protocol, SupportsIndex, TypeVar, final, overload
 
 from typing_extensions import Buffer
 
@@ -99,7 +99,11 @@ def hash_many(buffers: Iterable[Buffer], /) -> list[bytes]:
 
 @overload
 def hash_files(
-    paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["raise"] = "raise"
+    paths: Iterable[_Path],
+    /,
+    *,
+    jobs: SupportsIndex | None = None,
+    errors: Literal["raise"] = "raise",
 ) -> list[str]:
     """The hex MD5 of each file, in order, read on `jobs` threads (None: all cores).
 
@@ -108,10 +112,16 @@ def hash_files(
 
 @overload
 def hash_files(
-    paths: Iterable[_Path], /, *, jobs: int | None = None, errors: Literal["return"]
+    paths: Iterable[_Path],
+    /,
+    *,
+    jobs: SupportsIndex | None = None,
+    errors: Literal["return"],
 ) -> list[str | OSError]:
     """The hex MD5 of each file, in order; a file that cannot be read gets its OSError."""
-def s3_etag(path: _Path, part_size: int = 8388608, threshold: int = 8388608) -> str:
+def s3_etag(
+    path: _Path, part_size: SupportsIndex = 8388608, threshold: SupportsIndex = 8388608
+) -> str:
     """The S3 ETag of a file: "hex" (single PUT) or "hex-N" (N parts).
 
     ValueError where S3 would refuse the upload: a part size outside 5 MiB to 5 GiB,
@@ -129,7 +139,11 @@ class S3Etag:
     """
 
     def __new__(
-        cls, data: Buffer = b"", *, part_size: int = 8388608, threshold: int = 8388608
+        cls,
+        data: Buffer = b"",
+        *,
+        part_size: SupportsIndex = 8388608,
+        threshold: SupportsIndex = 8388608,
     ) -> S3Etag: ...
     @property
     def part_size(self) -> int: ...
@@ -144,10 +158,10 @@ class S3Etag:
 def s3_etags(
     paths: Iterable[_Path],
     /,
-    part_size: int = 8388608,
-    threshold: int = 8388608,
+    part_size: SupportsIndex = 8388608,
+    threshold: SupportsIndex = 8388608,
     *,
-    jobs: int | None = None,
+    jobs: SupportsIndex | None = None,
     errors: Literal["raise"] = "raise",
 ) -> list[str]:
     """The S3 ETag of each file, in order, their parts side by side in the lanes.
@@ -161,10 +175,10 @@ def s3_etags(
 def s3_etags(
     paths: Iterable[_Path],
     /,
-    part_size: int = 8388608,
-    threshold: int = 8388608,
+    part_size: SupportsIndex = 8388608,
+    threshold: SupportsIndex = 8388608,
     *,
-    jobs: int | None = None,
+    jobs: SupportsIndex | None = None,
     errors: Literal["return"],
 ) -> list[str | OSError | ValueError]:
     """The S3 ETag of each file, in order; a file's OSError or ValueError in its place.

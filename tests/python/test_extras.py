@@ -572,10 +572,12 @@ def test_hash_files_bad_arguments(tree):
         md5x.hash_files(good, jobs=0)
     with pytest.raises(ValueError):
         md5x.hash_files(good, jobs=-2)
-    with pytest.raises(ValueError):
-        md5x.hash_files(good, jobs=-(10**30))
-    # Past 64 bits: capped as every large count is.
-    assert md5x.hash_files(good, jobs=10**30) == [hex_of_file(p) for p in good]
+    for bad in (-(10**30), -(2**200)):
+        with pytest.raises(ValueError, match=f"jobs must be at least 1, not {bad}"):
+            md5x.hash_files(good, jobs=bad)
+    # Past 64 bits, and past 128: capped as every large count is.
+    for many in (10**30, 2**200):
+        assert md5x.hash_files(good, jobs=many) == [hex_of_file(p) for p in good]
     with pytest.raises(ValueError):
         md5x.hash_files(good, errors="ignore")
     with pytest.raises(TypeError):
@@ -665,11 +667,12 @@ def test_streaming_s3_etag_copy_settings_and_errors():
     assert h.hexdigest() == etag_reference(data, part, part)
     assert (c.part_size, c.threshold) == (part, part)
     # Settings S3 refuses are refused here, as by s3_etag.
-    for bad in (part - 1, 0, -1, 5 * 1024 * MiB + 1, 1 << 70):
-        with pytest.raises(ValueError, match="part size .* outside S3's limits"):
+    # (Past 128 bits too: a ValueError that gives the number, not an OverflowError.)
+    for bad in (part - 1, 0, -1, 5 * 1024 * MiB + 1, 1 << 70, 1 << 200, -(1 << 200)):
+        with pytest.raises(ValueError, match=f"part size {bad} bytes is outside S3's limits"):
             md5x.S3Etag(part_size=bad)
-    for bad in (-1, 1 << 64):
-        with pytest.raises(ValueError, match="threshold"):
+    for bad in (-1, 1 << 64, 1 << 200, -(1 << 200)):
+        with pytest.raises(ValueError, match=f"threshold must be .*, not {bad}$"):
             md5x.S3Etag(threshold=bad)
     md5x.S3Etag(part_size=5 * 1024 * MiB, threshold=(1 << 64) - 1)
     # Like md5: text is refused, and so is a non-contiguous buffer.
@@ -924,11 +927,16 @@ def test_s3_etags_errors(etag_files, tmp_path):
     with pytest.raises(ValueError, match="at most 10000 parts"):
         md5x.s3_etags([paths[0], str(sparse)], 5 * MiB)
     # Settings outside S3's limits: ValueError, whatever the files.
-    for bad in (0, 5 * MiB - 1, -1):
+    for bad in (0, 5 * MiB - 1, -1, 1 << 200):
         with pytest.raises(ValueError, match="outside S3's limits"):
             md5x.s3_etags(paths[:2], bad)
-    with pytest.raises(ValueError):
-        md5x.s3_etags(paths[:2], 5 * MiB, -1)
+        with pytest.raises(ValueError, match="outside S3's limits"):
+            md5x.s3_etag(paths[0], bad)
+    for bad in (-1, 1 << 200):
+        with pytest.raises(ValueError, match="threshold"):
+            md5x.s3_etags(paths[:2], 5 * MiB, bad)
+        with pytest.raises(ValueError, match="threshold"):
+            md5x.s3_etag(paths[0], 5 * MiB, bad)
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         md5x.s3_etags(paths[:2], jobs=0)
     with pytest.raises(ValueError, match="errors must be"):
@@ -971,13 +979,42 @@ def test_md5_par_against_the_python_definition(k):
 
 
 def test_md5_par_bad_k():
-    # (Past 64 bits too: a ValueError, not an OverflowError.)
-    for k in (0, 1, 5, 32, -4, 2**64 + 4, -(10**30)):
+    # (Past 64 bits, and past 128, too: a ValueError, not an OverflowError.)
+    for k in (0, 1, 5, 32, -4, 2**64 + 4, -(10**30), 2**200, -(2**200)):
         with pytest.raises(ValueError) as info:
             md5x.md5_par(b"abc", k)
         assert str(info.value) == f"MD5-P(K) needs K = 4, 8 or 16, not {k}"
     with pytest.raises(TypeError):
         md5x.md5_par(b"abc", "4")
+    with pytest.raises(TypeError):
+        md5x.md5_par(b"abc", 4.0)
+
+
+class Index:
+    # An integer to Python through __index__ alone (no arithmetic of its own).
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_integer_arguments_through_index(tmp_path):
+    # Every integer argument takes what Python's own functions take as one.
+    p = tmp_path / "f"
+    data = RNG.randbytes(6 * MiB + 5)
+    p.write_bytes(data)
+    assert md5x.md5_par(data, Index(4)) == md5_par_reference(data, 4)
+    assert md5x.s3_etag(p, Index(5 * MiB), Index(5 * MiB)) == etag_reference(data, 5 * MiB, 5 * MiB)
+    assert md5x.s3_etags([p], Index(5 * MiB), Index(0), jobs=Index(2)) == [
+        etag_reference(data, 5 * MiB, 0)
+    ]
+    e = md5x.S3Etag(data, part_size=Index(5 * MiB), threshold=Index(1))
+    assert (e.part_size, e.threshold) == (5 * MiB, 1)
+    assert md5x.hash_files([p], jobs=Index(1)) == [hashlib.md5(data).hexdigest()]
+    for bad in (Index(2**200), Index(-(2**200))):
+        with pytest.raises(ValueError, match=f"not {bad.value}$"):
+            md5x.md5_par(data, bad)
 
 
 # ------------------------------------------------------------------------------------

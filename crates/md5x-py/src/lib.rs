@@ -35,11 +35,15 @@ use std::time::Duration;
 use md5x::chains::{limits, ETag, Etag, EtagError, ParMd5};
 use md5x::{Backend, Digest, Md5};
 use pyo3::buffer::{PyBuffer, PyUntypedBuffer};
-use pyo3::exceptions::{PyBlockingIOError, PyBufferError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyBlockingIOError, PyBufferError, PyOSError, PyOverflowError, PyTypeError, PyValueError,
+};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::{MutexExt, PyOnceLock};
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PySlice, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyByteArray, PyBytes, PyInt, PyList, PyMemoryView, PySlice, PyString, PyTuple, PyType,
+};
 
 /// Inputs up to this many bytes are hashed without releasing the GIL: letting it go and
 /// taking it back costs about as much as hashing them.
@@ -457,6 +461,65 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         Ok(Arg(Some(obj.to_owned())))
+    }
+}
+
+/// An integer argument of any size. PyO3 takes a Python int into 128 bits and raises
+/// OverflowError past them; every bound checked here lies far inside 128 bits, so a
+/// value past them is held as the nearest 128-bit one, refused or capped as that one
+/// is (a ValueError, like any other value out of range), with its own digits kept for
+/// the message.
+struct Int {
+    value: i128,
+    /// The decimal digits of a value past 128 bits.
+    digits: Option<String>,
+}
+
+impl Int {
+    const fn new(value: i128) -> Self {
+        Int {
+            value,
+            digits: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Int {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.digits {
+            Some(d) => f.write_str(d),
+            None => write!(f, "{}", self.value),
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Int {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        // Any object with `__index__` is an integer, as to Python's own functions; its
+        // int is taken first, since PyO3's 128-bit conversion under the stable ABI
+        // shifts the object itself, which `__index__` alone does not allow.
+        let int = if obj.is_instance_of::<PyInt>() {
+            obj.to_owned()
+        } else {
+            let index = obj
+                .py()
+                .import("operator")?
+                .getattr(intern!(obj.py(), "index"))?;
+            index.call1((obj,))?
+        };
+        match int.extract::<i128>() {
+            Ok(value) => Ok(Int::new(value)),
+            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+                let value = if int.lt(0)? { i128::MIN } else { i128::MAX };
+                Ok(Int {
+                    value,
+                    digits: Some(int.str()?.to_str()?.to_owned()),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -1500,7 +1563,7 @@ fn os_error(py: Python<'_>, e: &io::Error, filename: &Bound<'_, PyAny>) -> PyErr
 fn hash_files<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    jobs: Option<i128>,
+    jobs: Option<Int>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut f = file_list(py, paths, jobs, errors)?;
@@ -1523,7 +1586,7 @@ struct FileList<'py> {
 fn file_list<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    jobs: Option<i128>,
+    jobs: Option<Int>,
     errors: &str,
 ) -> PyResult<FileList<'py>> {
     let raise = match errors {
@@ -1537,7 +1600,9 @@ fn file_list<'py>(
     };
     let jobs = match jobs {
         None => md5x::tuning::cores(),
-        Some(j) if j >= 1 => md5x::tuning::cap_jobs(usize::try_from(j).unwrap_or(usize::MAX)),
+        Some(j) if j.value >= 1 => {
+            md5x::tuning::cap_jobs(usize::try_from(j.value).unwrap_or(usize::MAX))
+        }
         Some(j) => {
             return Err(PyValueError::new_err(format!(
                 "jobs must be at least 1, not {j}"
@@ -1618,14 +1683,14 @@ fn file_error(py: Python<'_>, e: &io::Error, name: &Bound<'_, PyAny>) -> PyErr {
 /// "hex-N"), hashing parts on every core.
 #[pyfunction]
 #[pyo3(
-    signature = (path, part_size = 8 << 20, threshold = 8 << 20),
+    signature = (path, part_size = Int::new(8 << 20), threshold = Int::new(8 << 20)),
     text_signature = "(path, part_size=8388608, threshold=8388608)"
 )]
 fn s3_etag(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
-    part_size: i128,
-    threshold: i128,
+    part_size: Int,
+    threshold: Int,
 ) -> PyResult<String> {
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
     let fspath = py.import("os")?.getattr("fspath")?;
@@ -1649,15 +1714,15 @@ fn s3_etag(
 /// S3's limits raise ValueError whatever `errors` says.
 #[pyfunction]
 #[pyo3(
-    signature = (paths, /, part_size = 8 << 20, threshold = 8 << 20, *, jobs = None, errors = "raise"),
+    signature = (paths, /, part_size = Int::new(8 << 20), threshold = Int::new(8 << 20), *, jobs = None, errors = "raise"),
     text_signature = "(paths, /, part_size=8388608, threshold=8388608, *, jobs=None, errors='raise')"
 )]
 fn s3_etags<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    part_size: i128,
-    threshold: i128,
-    jobs: Option<i128>,
+    part_size: Int,
+    threshold: Int,
+    jobs: Option<Int>,
     errors: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let (part_size, threshold) = etag_settings(part_size, threshold)?;
@@ -1670,8 +1735,8 @@ fn s3_etags<'py>(
 }
 
 /// A part size and a threshold from Python integers.
-fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
-    let part_size = u64::try_from(part_size).map_err(|_| {
+fn etag_settings(part_size: Int, threshold: Int) -> PyResult<(u64, u64)> {
+    let part_size = u64::try_from(part_size.value).map_err(|_| {
         // Negative, or beyond 64 bits: outside S3's limits, as the library says it.
         PyValueError::new_err(format!(
             "part size {part_size} bytes is outside S3's limits ({} to {} bytes)",
@@ -1679,7 +1744,7 @@ fn etag_settings(part_size: i128, threshold: i128) -> PyResult<(u64, u64)> {
             limits::MAX_PART_SIZE
         ))
     })?;
-    let threshold = u64::try_from(threshold).map_err(|_| {
+    let threshold = u64::try_from(threshold.value).map_err(|_| {
         PyValueError::new_err(format!(
             "threshold must be from 0 to 2**64 - 1 bytes, not {threshold}"
         ))
@@ -1708,10 +1773,10 @@ struct EtagObject {
 impl EtagObject {
     #[new]
     #[pyo3(
-        signature = (data = Arg(None), *, part_size = 8 << 20, threshold = 8 << 20),
+        signature = (data = Arg(None), *, part_size = Int::new(8 << 20), threshold = Int::new(8 << 20)),
         text_signature = "(data=b'', *, part_size=8388608, threshold=8388608)"
     )]
-    fn new(py: Python<'_>, data: Arg<'_>, part_size: i128, threshold: i128) -> PyResult<Self> {
+    fn new(py: Python<'_>, data: Arg<'_>, part_size: Int, threshold: Int) -> PyResult<Self> {
         let (part_size, threshold) = etag_settings(part_size, threshold)?;
         let e =
             Etag::new(part_size, threshold).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -1769,11 +1834,10 @@ impl EtagObject {
 fn md5_par<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    k: i128,
+    k: Int,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    // (128 bits, as the ETag sizes: a K past 64 bits is a ValueError, not an
-    // OverflowError.)
-    let k = usize::try_from(k)
+    // (A K past 64 bits is a ValueError too, not an OverflowError.)
+    let k = usize::try_from(k.value)
         .map_err(|_| PyValueError::new_err(format!("MD5-P(K) needs K = 4, 8 or 16, not {k}")))?;
     let mut h = ParMd5::new(k).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let data = resolve(data)?;
