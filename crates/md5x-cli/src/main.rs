@@ -465,7 +465,7 @@ md5x extensions:
   -L, --dereference     with -r, follow symbolic links
       --progress        always show a progress line on standard error
       --no-progress     never show it (default: shown for long jobs when
-                          standard error is a terminal)
+                          standard error is a terminal, except with --status)
       --no-mmap         accepted for compatibility; md5x always uses reads
       --backend=NAME    force an MD5 kernel (as MD5X_BACKEND does)
       --speed           measure every kernel this CPU runs, and exit
@@ -769,7 +769,11 @@ fn run(closed: [bool; 3]) -> ! {
         // (More workers than this only cost: see `max_jobs`.)
         Some(n) => md5x::tuning::cap_jobs(n),
     };
-    let want_progress = s.progress.unwrap_or_else(|| io::stderr().is_terminal());
+    // (Not by default with --status, which promises no output at all; a terminal
+    // run in a pseudo-terminal, `docker run -t` say, would capture the line.)
+    let want_progress = s
+        .progress
+        .unwrap_or_else(|| !s.status && io::stderr().is_terminal());
     let delay = progress_delay(s.progress == Some(true));
     let progress = (want_progress && !s.speed).then(|| Progress::new(delay));
 

@@ -134,6 +134,76 @@ sys.stdout.write(out.decode())
     assert_eq!(run(md5x()), want, "md5x");
 }
 
+/// `--status` promises no output, so the progress line stays off by default with it,
+/// even on a terminal: a run under a pseudo-terminal (`docker run -t`, `script`) once
+/// captured the line's escapes there. `--progress` still draws it, and so does a check
+/// without `--status` (the control: the same job is long enough to draw). The job is a
+/// listed named pipe that its writer holds open for 2.5 s, past the line's 1 s delay;
+/// standard error is a pseudo-terminal made by Python's `pty` module.
+#[test]
+fn status_keeps_the_progress_line_off_on_a_terminal() {
+    let script = r#"
+import os, pty, subprocess, sys, threading, time
+fifo = sys.argv[1]
+def hold():
+    with open(fifo, "wb"):
+        time.sleep(2.5)
+threading.Thread(target=hold, daemon=True).start()
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+err = b""
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:  # EIO: every end of the terminal is closed
+        break
+    if not chunk:
+        break
+    err += chunk
+out, _ = p.communicate(timeout=30)
+sys.stdout.write(f"rc={p.returncode} out={len(out)} err={err!r}")
+"#;
+    let Ok(probe) = Command::new("python3").arg("-c").arg("import pty").output() else {
+        println!("python3 is not installed here: test not run");
+        return;
+    };
+    assert!(probe.status.success(), "python3 has no pty module");
+    let list = temp_file(
+        "status-progress",
+        b"d41d8cd98f00b204e9800998ecf8427e  pipe\n",
+    );
+    let dir = list.parent().unwrap();
+    let fifo = dir.join("pipe");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let run = |args: &[&str]| {
+        let out = Command::new("python3")
+            .current_dir(dir)
+            .args(["-c", script])
+            .arg(&fifo)
+            .arg(md5x())
+            .args(args)
+            .arg("f")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let quiet = run(&["-c", "--status"]);
+    assert_eq!(quiet, "rc=0 out=0 err=b''");
+    let forced = run(&["-c", "--status", "--progress"]);
+    assert!(
+        forced.starts_with("rc=0 out=0 ") && forced.contains("/1 files"),
+        "{forced}"
+    );
+    let shown = run(&["-c"]);
+    assert!(
+        shown.starts_with("rc=0 out=9 ") && shown.contains("/1 files"),
+        "{shown}"
+    );
+}
+
 /// Where no thread can be started (a container at its process limit), md5x does the
 /// work on the threads it has, as md5sum does on its one: same output, exit 0. It
 /// used to panic ("failed to spawn thread"). The limit (`ulimit -u 1`) binds only a
