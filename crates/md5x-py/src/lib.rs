@@ -497,21 +497,19 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
         // Any object with `__index__` is an integer, as to Python's own functions; its
         // int is taken first, since PyO3's 128-bit conversion under the stable ABI
         // shifts the object itself, which `__index__` alone does not allow.
         let int = if obj.is_instance_of::<PyInt>() {
             obj.to_owned()
         } else {
-            let index = obj
-                .py()
-                .import("operator")?
-                .getattr(intern!(obj.py(), "index"))?;
+            let index = py.import("operator")?.getattr(intern!(py, "index"))?;
             index.call1((obj,))?
         };
         match int.extract::<i128>() {
             Ok(value) => Ok(Int::new(value)),
-            Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            Err(e) if e.is_instance_of::<PyOverflowError>(py) => {
                 let value = if int.lt(0)? { i128::MIN } else { i128::MAX };
                 Ok(Int {
                     value,
