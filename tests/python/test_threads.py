@@ -145,6 +145,37 @@ def test_bytearray_grown_by_one_thread_while_others_hash_it():
     assert got <= possible, sorted(got - possible)[:3]
 
 
+@pytest.mark.parametrize(
+    "size, fmt, per",
+    [
+        (8192, "I", 20_000),  # items of four bytes: taken through a flat cast
+        (300_000, "B", 100),  # bytes, over the 256 KiB chunk: taken in slices
+    ],
+)
+def test_one_memoryview_hashed_by_many_threads_stays_exported(size, fmt, per):
+    # The module takes its own views of a memoryview it is given (a flat cast, the
+    # chunks). Free-threaded CPython counts views taken from a shared memoryview without
+    # atomics (its gh-155606), so views taken from the caller's one could release it
+    # under the threads still using it: "operation forbidden on released memoryview
+    # object", and its bytearray could then be resized while the view was held.
+    ba = bytearray(piece_of(size, 7))
+    mv = memoryview(ba).cast(fmt)
+    want = hashlib.md5(ba).digest()
+
+    def body(i):
+        for j in range(per):
+            if j % 2:
+                assert md5x.md5(mv).digest() == want
+            else:
+                assert md5x.hash_many([mv]) == [want]
+
+    run_together(body)
+    with pytest.raises(BufferError):
+        ba.append(0)
+    mv.release()
+    ba.append(0)
+
+
 def test_module_functions_called_from_many_threads(tmp_path):
     files = []
     for n in (0, 1, 64, 1000, 70_000, 300_000):

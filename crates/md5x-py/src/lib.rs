@@ -267,7 +267,7 @@ fn with_chunks<'py>(buf: PyBuffer<u8>, src: &Bound<'py, PyAny>) -> PyResult<Data
 /// the lock the chunks are only copied out (C code, no Python code runs).
 fn chunk_views(flat: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<PyBuffer<u8>>> {
     let py = flat.py();
-    let view = PyMemoryView::from(flat)?;
+    let view = own_memoryview(flat)?;
     (0..n)
         .step_by(CHUNK)
         .map(|start| {
@@ -275,6 +275,29 @@ fn chunk_views(flat: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<PyBuffer<u8>>>
             PyBuffer::get(&view.get_item(PySlice::new(py, start as isize, end as isize, 1))?)
         })
         .collect()
+}
+
+/// A memoryview of `obj` that keeps its own count of the views taken from it.
+///
+/// A memoryview made from a memoryview, and every slice or cast of it, is counted in the
+/// views of the memoryview it came from, and the object under them is released when
+/// that count falls to zero. Free-threaded CPython (3.14.7 at least) updates that count
+/// without atomics (CPython gh-155606), so threads hashing one memoryview they share
+/// could lose increments: the caller's memoryview was then released under it
+/// ("operation forbidden on released memoryview object"), and its bytearray could be
+/// resized while the caller still held the view. So a memoryview is first asked for its
+/// buffer, as hashlib asks it (a request counted atomically), through a
+/// `pickle.PickleBuffer`, whose memoryview counts its views for itself.
+fn own_memoryview<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyMemoryView>> {
+    if !obj.is_instance_of::<PyMemoryView>() {
+        return PyMemoryView::from(obj);
+    }
+    let py = obj.py();
+    static PICKLE_BUFFER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let wrap = PICKLE_BUFFER.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("pickle")?.getattr("PickleBuffer")?.unbind())
+    })?;
+    PyMemoryView::from(&wrap.bind(py).call1((obj,))?)
 }
 
 /// Nothing to hash.
@@ -288,7 +311,7 @@ fn through_memoryview<'py>(
     src: &Bound<'py, PyAny>,
     obj: &Bound<'py, PyAny>,
 ) -> PyResult<Data<'py>> {
-    let view = match PyMemoryView::from(src) {
+    let view = match own_memoryview(src) {
         Ok(view) => view,
         Err(e) => match numpy_bytes(src)? {
             Some(bytes) => return resolve(&bytes),
