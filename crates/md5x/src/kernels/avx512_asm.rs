@@ -53,7 +53,8 @@
 //!   every second quad (2 groups; see `stage_at!`), into a second set of rows that the
 //!   next block reads (the two swap after each block). Two stages of unpacks leave
 //!   each 128-bit chunk holding one word of four lanes, and the chunks go straight to
-//!   their rows by 16-byte stores (`vextracti32x4` to memory for chunks 1 to 3), which
+//!   their rows by 16-byte stores (`vmovdqu32` of an `xmm` register, an AVX512VL
+//!   instruction, for chunk 0; `vextracti32x4` to memory for chunks 1 to 3), which
 //!   use the store ports only: the two stages of 128-bit shuffles, 32 of the 64
 //!   shuffles a block a group, are gone from ports 0 and 5, which the steps' six
 //!   operations a step keep busy. A row so written cannot be forwarded from the store
@@ -549,8 +550,10 @@ const LINES_AT: usize = 48 * 64;
 ///
 /// # Safety
 ///
-/// The CPU has AVX512F; `G` is 1 to 3; `state` is `64 * G` words; `lanes` has `16 * G`
-/// pointers, each valid for reads of `(nblocks - 1) * stride + 64` bytes.
+/// The CPU has AVX512F, and AVX512VL too where `RUN` may pick the staged loop (its
+/// 16-byte stores from `xmm20`-`xmm24`); `G` is 1 to 3; `state` is `64 * G` words;
+/// `lanes` has `16 * G` pointers, each valid for reads of `(nblocks - 1) * stride + 64`
+/// bytes.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
     state: &mut [u32],
@@ -613,7 +616,8 @@ pub(crate) unsafe fn compress<const G: usize, const RUN: u8>(
             )
         };
     }
-    // SAFETY: the caller guarantees AVX512F, and for `G` groups a state of `64 * G`
+    // SAFETY: the caller guarantees AVX512F (and AVX512VL for the staged loop, the only
+    // one with an instruction that needs it), and for `G` groups a state of `64 * G`
     // words and `16 * G` lanes whose blocks are readable at `off = b * stride` for
     // `b < nblocks`. Each loop runs `nblocks` (> 0) times and reads the lanes only at
     // such offsets: the direct one at `off` of the block it hashes; the piped and the
