@@ -1164,7 +1164,7 @@ fn backend_choice_errors() {
     let tmp = TempDir::new("backend-choice");
     let dir = tmp.path();
     fs::write(dir.join("a"), b"abc").unwrap();
-    let lacking = if cfg!(target_arch = "x86_64") {
+    let lacking = if cfg!(all(target_arch = "x86_64", target_pointer_width = "64")) {
         "neon"
     } else {
         "avx2"

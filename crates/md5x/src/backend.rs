@@ -11,15 +11,25 @@ use crate::kernels;
 /// the build enables it; never under Miri.
 macro_rules! lane_feature_detected {
     ($f:tt) => {{
-        #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            target_pointer_width = "64",
+            feature = "std",
+            not(miri)
+        ))]
         {
             std::arch::is_x86_feature_detected!($f)
         }
-        #[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
+        #[cfg(all(
+            target_arch = "x86_64",
+            target_pointer_width = "64",
+            not(feature = "std"),
+            not(miri)
+        ))]
         {
             cfg!(target_feature = $f)
         }
-        #[cfg(any(not(target_arch = "x86_64"), miri))]
+        #[cfg(any(not(all(target_arch = "x86_64", target_pointer_width = "64")), miri))]
         {
             false
         }
@@ -99,10 +109,14 @@ impl Backend {
         match self {
             Backend::Portable => true,
             // Miri cannot run inline assembly.
-            Backend::X86_64 => cfg!(target_arch = "x86_64") && !cfg!(miri),
+            Backend::X86_64 => {
+                cfg!(all(target_arch = "x86_64", target_pointer_width = "64")) && !cfg!(miri)
+            }
             // The lane backends' single-stream path is the x86-64 kernel, so Miri
             // runs none of them either.
-            Backend::Sse2 => cfg!(target_arch = "x86_64") && !cfg!(miri),
+            Backend::Sse2 => {
+                cfg!(all(target_arch = "x86_64", target_pointer_width = "64")) && !cfg!(miri)
+            }
             Backend::Avx2 => lane_feature_detected!("avx2"),
             Backend::Avx512 => lane_feature_detected!("avx512f"),
             // ISAs that the build enables or not (wasm has no run-time detection):
@@ -219,13 +233,13 @@ impl Backend {
     pub(crate) fn compress(self, state: &mut [u32; 4], blocks: &[[u8; 64]]) {
         match self {
             Backend::Portable => kernels::portable::compress(state, blocks),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
             Backend::X86_64 | Backend::Avx512 => kernels::x86_64::compress(state, blocks),
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64")))]
             Backend::X86_64 => unreachable!("x86_64 backend on another architecture"),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
             Backend::Sse2 | Backend::Avx2 => kernels::x86_64::compress_gpr(state, blocks),
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64")))]
             Backend::Sse2 | Backend::Avx2 | Backend::Avx512 => {
                 unreachable!("x86-64 lane backend on another architecture")
             }

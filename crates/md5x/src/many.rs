@@ -385,9 +385,9 @@ pub(crate) fn narrow_for(backend: Backend, n: usize) -> Option<LaneKernel> {
 
 /// The two-message scalar kernel (`kernels::x86_64::pair_kernel`), where there is one.
 fn pair_kernel() -> Option<LaneKernel> {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     return crate::kernels::x86_64::pair_kernel();
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
     None
 }
 
@@ -1642,9 +1642,9 @@ mod tests {
             return;
         }
         let intel = crate::kernels::cpu::intel();
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
         let zen4 = crate::kernels::cpu::amd_family(25);
-        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        #[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
         let zen4 = false;
         let pair = pair_kernel().is_some();
         std::eprintln!("shape_for(avx512): Intel {intel}, Zen 4 {zen4}, two-message kernel {pair}");

@@ -87,7 +87,7 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
     imp::kernel_generic(groups)
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod imp {
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
     use super::super::run::BY_LENGTH;
@@ -463,7 +463,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {

@@ -106,7 +106,7 @@ pub(crate) fn xmm_lanes(n: usize) -> Option<LaneKernel> {
     imp::xmm_lanes(n)
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod imp {
     use super::super::lanes::{
         self, by_groups, ternlog_round_functions, Lane, LaneKernel, StridedFn,
@@ -446,7 +446,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {

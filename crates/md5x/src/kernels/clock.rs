@@ -19,7 +19,10 @@ pub(crate) const CHAIN: u64 = 1000;
 
 /// Whether [`add_chain`] is the exact one-add-per-cycle assembly chain on this target
 /// (x86-64 and aarch64), rather than the approximate fallback.
-pub(crate) const EXACT: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+pub(crate) const EXACT: bool = cfg!(any(
+    all(target_arch = "x86_64", target_pointer_width = "64"),
+    target_arch = "aarch64"
+));
 
 /// Run `iters * CHAIN` dependent adds; returns their sum, `iters * CHAIN`.
 #[inline(never)]
@@ -28,7 +31,7 @@ pub(crate) fn add_chain(iters: u64) -> u64 {
     if iters == 0 {
         return x;
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
     {
         let mut n = iters;
         // SAFETY: register arithmetic only: no memory, no stack, and the loop ends
@@ -70,7 +73,10 @@ pub(crate) fn add_chain(iters: u64) -> u64 {
         }
         let _ = n;
     }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    #[cfg(not(any(
+        all(target_arch = "x86_64", target_pointer_width = "64"),
+        target_arch = "aarch64"
+    )))]
     {
         // No assembly here: an opaque dependent chain, slower than one add per cycle,
         // so the clock reads low (see `EXACT`).

@@ -11,7 +11,7 @@ const OTHER: u32 = 1;
 /// Read: Intel (no family or model kept: nothing uses them).
 const INTEL: u32 = 2;
 /// Read: AMD, with `family << 8 | model` in the low 16 bits.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 const AMD: u32 = 0x1_0000;
 
 /// This CPU, as one of the constants above: [`read`] once, then cached.
@@ -27,7 +27,7 @@ fn id() -> u32 {
 }
 
 /// The vendor (and AMD's family and model) from `cpuid`.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 fn read() -> u32 {
     use core::arch::x86_64::__cpuid;
     // SAFETY: `cpuid` exists on every x86-64 CPU; leaves 0 and 1 always do.
@@ -48,14 +48,14 @@ fn read() -> u32 {
 }
 
 /// No `cpuid` here (another architecture, or Miri): no tuning by vendor.
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
 fn read() -> u32 {
     OTHER
 }
 
 /// An AMD CPU's family and model (with their extended fields), `None` on other vendors.
 /// (Only AVX2's x86-64 kernels ask.)
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 pub(crate) fn amd_family_model() -> Option<(u32, u32)> {
     let id = id();
     (id & AMD != 0).then_some(((id >> 8) & 0xFF, id & 0xFF))
@@ -63,7 +63,7 @@ pub(crate) fn amd_family_model() -> Option<(u32, u32)> {
 
 /// Whether this is an AMD CPU of the given family (25: Zen 3 and Zen 4, of which only
 /// Zen 4 has AVX-512; 26: Zen 5). False on other vendors.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 pub(crate) fn amd_family(family: u32) -> bool {
     let id = id();
     id & AMD != 0 && (id >> 8) & 0xFF == family
@@ -78,7 +78,12 @@ pub(crate) fn intel() -> bool {
 mod tests {
     /// The vendor, family and model agree with what Linux read (`/proc/cpuinfo`).
     #[test]
-    #[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+    #[cfg(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_pointer_width = "64",
+        not(miri)
+    ))]
     fn agrees_with_proc_cpuinfo() {
         let info = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
         let field = |name: &str| -> std::string::String {

@@ -149,7 +149,10 @@ macro_rules! ternlog_round_functions {
     };
 }
 // Used by the AVX-512 kernel, which exists only on x86-64 outside Miri.
-#[cfg_attr(any(not(target_arch = "x86_64"), miri), allow(unused_imports))]
+#[cfg_attr(
+    any(not(all(target_arch = "x86_64", target_pointer_width = "64")), miri),
+    allow(unused_imports)
+)]
 pub(crate) use ternlog_round_functions;
 
 /// A lane kernel's entry: `(state, lanes, nblocks, stride)`, as [`LaneKernel::strided`].
@@ -245,7 +248,7 @@ pub(crate) fn check_args(
 /// # Panics
 ///
 /// As [`check_args`], or if `count > N`.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 pub(crate) fn checked_pointers<const N: usize>(
     state: &[u32],
     lanes: &[&[u8]],
@@ -608,7 +611,10 @@ pub(crate) fn portable_kernel_shape(
 /// const arguments follow the group count (`by_groups!(g, f, true)` is `f::<g, true>`).
 // Only x86_64's kernels use it (NEON's and simd128's are `static_kernel`s), and none
 // under Miri.
-#[cfg_attr(any(miri, not(target_arch = "x86_64")), allow(unused_macros))]
+#[cfg_attr(
+    any(miri, not(all(target_arch = "x86_64", target_pointer_width = "64"))),
+    allow(unused_macros)
+)]
 macro_rules! by_groups {
     ($groups:expr, $f:ident $(, $c:expr)*) => {
         match $groups {
@@ -764,7 +770,7 @@ pub(crate) mod tests {
     /// The entries of hand-scheduled kernel `$f` (with `PREFETCH` and `RUN` arguments,
     /// as SSE2's and AVX2's take) for `$g` groups: without and with the prefetch, each
     /// with its loop picked by length, always direct and always piped.
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     macro_rules! prefetch_run_variants {
         ($g:expr, $f:ident) => {{
             use $crate::kernels::lanes::by_groups;
@@ -779,13 +785,13 @@ pub(crate) mod tests {
             ]
         }};
     }
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     pub(crate) use prefetch_run_variants;
 
     /// A lane kernel's variants (`entries`, each for `groups` groups of `width` lanes)
     /// against the scalar kernel: 1, 2 and 8 blocks (8, so that a prefetch runs ahead
     /// of the kernel), then strided.
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     pub(crate) fn check_variants(entries: &[StridedFn], width: usize, groups: usize, seed: u64) {
         for (v, &e) in entries.iter().enumerate() {
             let seed = seed + 10 * v as u64 + groups as u64;
@@ -805,7 +811,7 @@ pub(crate) mod tests {
     /// A kernel entry for 3 groups of `width` lanes refuses what it cannot hash: a lane
     /// one byte short, one lane too few, a state one group too small; with zero blocks
     /// it reads nothing and leaves the state as it was, even with empty lanes.
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     pub(crate) fn check_refuses_bad_arguments(entry: StridedFn, width: usize) {
         let (lanes, data) = (3 * width, [7u8; 200]);
         let mut state = vec![0u32; 4 * lanes];
@@ -834,14 +840,14 @@ pub(crate) mod tests {
 
     /// Memory whose last readable byte sits right before a page that cannot be read:
     /// a read past the end faults (and fails the test) instead of going unseen.
-    #[cfg(all(unix, target_arch = "x86_64", not(miri)))]
+    #[cfg(all(unix, target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     struct Guarded {
         map: *mut u8,
         map_len: usize,
         len: usize,
     }
 
-    #[cfg(all(unix, target_arch = "x86_64", not(miri)))]
+    #[cfg(all(unix, target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     impl Guarded {
         const PAGE: usize = 4096;
 
@@ -882,7 +888,7 @@ pub(crate) mod tests {
         }
     }
 
-    #[cfg(all(unix, target_arch = "x86_64", not(miri)))]
+    #[cfg(all(unix, target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     impl Drop for Guarded {
         fn drop(&mut self) {
             // SAFETY: unmaps the mapping made in `new`, which no slice outlives.
@@ -894,7 +900,7 @@ pub(crate) mod tests {
     /// was given: every lane holds exactly `(nblocks - 1) * stride + 64` bytes that end
     /// at an unreadable page, for 1 to 9 blocks at strides of one block and more (a
     /// read past the end kills the test process). The digests are checked too.
-    #[cfg(all(unix, target_arch = "x86_64", not(miri)))]
+    #[cfg(all(unix, target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     pub(crate) fn check_no_overread(entry: StridedFn, width: usize, groups: usize) {
         let lanes = width * groups;
         let mut next = xorshift(groups as u64);
@@ -918,7 +924,11 @@ pub(crate) mod tests {
 
     /// Off Unix there are no guard pages here (they come from `mmap`): says, once, what
     /// was not checked. The digests of the same entries are checked by `check_variants`.
-    #[cfg(all(not(unix), target_arch = "x86_64", not(miri)))]
+    #[cfg(all(
+        not(unix),
+        all(target_arch = "x86_64", target_pointer_width = "64"),
+        not(miri)
+    ))]
     pub(crate) fn check_no_overread(_: StridedFn, _width: usize, _groups: usize) {
         use std::io::Write;
         static SAID: std::sync::Once = std::sync::Once::new();
@@ -935,7 +945,7 @@ pub(crate) mod tests {
     /// count, `width` lanes a group), the processor must report the upper halves of the
     /// vector registers as unused (XINUSE bit 2, read with `xgetbv` and ECX = 1 where
     /// the CPU has that leaf), or later SSE code pays for them on Intel.
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     pub(crate) fn check_upper_halves_clean(entries: &[StridedFn], width: usize) {
         use core::arch::x86_64::{__cpuid_count, _xgetbv};
         // SAFETY: `cpuid` exists on every x86-64 CPU, and leaf 0xD exists where AVX

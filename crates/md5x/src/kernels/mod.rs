@@ -2,6 +2,13 @@
 //!
 //! No buffering, padding or policy lives here; `hasher.rs` and the schedulers above
 //! call these through [`crate::Backend`].
+//!
+//! The x86-64 kernels (assembly, `cpuid`, intrinsics) are compiled only where
+//! pointers are 64 bits wide, as every `cfg` here says with `target_pointer_width =
+//! "64"`: the assembly reads lane pointers from tables of 8-byte entries and uses
+//! `usize` operands as whole 64-bit registers. The x32 ABI
+//! (`x86_64-unknown-linux-gnux32`), an x86-64 target with 4-byte pointers, runs the
+//! portable kernels.
 
 /// MD5's 64 steps as 16 quads, for the kernels written in assembly: expands to
 /// `concat!` of `$quad!(ARGS, ROUND, i, w0, w1, w2, w3, s0, s1, s2, s3)` for each quad,
@@ -9,7 +16,7 @@
 /// `s0..s3` their rotations (RFC 1321's schedule, as [`word_index`] and [`R`] give it:
 /// checked by this module's test, and through the kernels' tests against the portable
 /// kernel).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 macro_rules! md5_quads {
     ($quad:ident!($($args:tt)*)) => {
         concat!(
@@ -36,7 +43,7 @@ macro_rules! md5_quads {
 /// A direct loop's prefetches in the SSE2 and AVX2 lane kernels' assembly: for each
 /// group `g` in `[$g, ...]` and lane `l` in `[$l, ...]`, lane `$width * g + l`'s
 /// pointer read from `{lp}` into `{p}`, and its data `{pf}` bytes on prefetched into L1.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 #[rustfmt::skip]
 macro_rules! prefetch_lanes {
     ($width:literal, [$($g:tt),+], $ls:tt) => {
@@ -55,7 +62,7 @@ macro_rules! prefetch_lanes {
 /// block, or stays on this one when it is the last (`{n}` = 1), so the copies never
 /// read past a lane's last block (their `SAFETY` comments rest on this); `{p}` is
 /// clobbered.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 macro_rules! next_copy_offset {
     () => {
         concat!(
@@ -75,7 +82,7 @@ macro_rules! next_copy_offset {
 /// 2026-12-01), a change to `many.rs` alone moved AVX2's 3-group kernel 16 bytes and
 /// made it 27% slower (0.447 against 0.567 cycles/byte, 8 KiB messages; with the loop
 /// aligned 0.40-0.45: `docs/performance.md`, "loop tops on a 64-byte boundary").
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 macro_rules! loop_top {
     () => {
         ".p2align 6\n2:\n"
@@ -88,7 +95,7 @@ macro_rules! loop_top {
 /// the steps run (see `avx2_asm.rs`); or *staged* (AVX-512 only), which transposes the
 /// next block while the steps run (see `avx512_asm.rs`). Chosen by the run's length, or
 /// forced (for tests that run every loop at every length).
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 pub(crate) mod run {
     /// Piped from [`PIPED_FROM`] blocks on, direct below.
     pub(crate) const BY_LENGTH: u8 = 0;
@@ -145,7 +152,7 @@ pub(crate) mod run {
 /// Does nothing off x86-64.
 #[inline]
 pub(crate) fn prefetch_l2(data: &[u8], lines: usize) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
     for i in 0..lines.min(data.len().div_ceil(64)) {
         // SAFETY: `prefetcht1` reads nothing the program sees and cannot fault (the
         // address is inside `data` anyway), and the SSE it needs is part of x86-64.
@@ -154,15 +161,15 @@ pub(crate) fn prefetch_l2(data: &[u8], lines: usize) {
             _mm_prefetch::<_MM_HINT_T1>(data.as_ptr().wrapping_add(64 * i).cast());
         }
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
     let _ = (data, lines);
 }
 
 pub(crate) mod avx2;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod avx2_asm;
 pub(crate) mod avx512;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod avx512_asm;
 #[cfg(feature = "std")]
 pub(crate) mod clock;
@@ -172,9 +179,9 @@ pub(crate) mod neon;
 pub(crate) mod portable;
 pub(crate) mod simd128;
 pub(crate) mod sse2;
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod sse2_asm;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
 pub(crate) mod x86_64;
 
 /// MD5's 64 additive constants, `floor(abs(sin(i + 1)) * 2^32)` (RFC 1321, section 3.4).
@@ -263,7 +270,7 @@ pub(crate) const fn word_index(i: usize) -> usize {
     }
 }
 
-#[cfg(all(test, target_arch = "x86_64", not(miri)))]
+#[cfg(all(test, target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod tests {
     use super::{word_index, R};
 

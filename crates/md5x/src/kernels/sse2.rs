@@ -46,12 +46,12 @@ pub(crate) fn kernel_generic(groups: usize) -> Option<LaneKernel> {
 /// The hand-scheduled kernel with AVX-512VL's steps (`sse2_asm.rs`), `groups` (1 or 2)
 /// groups of 4 lanes: the entry of `avx512::xmm_lanes`, which decides where it runs.
 /// The entry panics where the CPU lacks AVX512F or AVX512VL.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 pub(crate) fn vl_entry(groups: usize) -> super::lanes::StridedFn {
     imp::vl_entry(groups)
 }
 
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
 mod imp {
     use super::super::lanes::{self, by_groups, Lane, LaneKernel, StridedFn};
     use super::super::run::BY_LENGTH;
@@ -344,7 +344,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_arch = "x86_64", target_pointer_width = "64", not(miri))))]
 mod imp {
     use super::super::lanes::LaneKernel;
     pub(super) fn kernel(_groups: usize) -> Option<LaneKernel> {
