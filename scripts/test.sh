@@ -70,7 +70,19 @@ if rustup toolchain list 2>/dev/null | grep -q nightly &&
       rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; }; then
     miri=1
 fi
+# The oldest Rust that Cargo.toml's rust-version promises: its toolchain installed here
+# (rustup), the workspace checked with it beside the other steps, in target/msrv.
+msrv=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)
+msrv_ok=0
+[ -n "$msrv" ] && rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1 && msrv_ok=1
 miri_and_fuzz() {
+    if [ "$msrv_ok" = 1 ]; then
+        say "cargo check with Rust $msrv (Cargo.toml's rust-version): every crate, target and feature"
+        CARGO_TARGET_DIR=target/msrv cargo "+$msrv" check -q --workspace --all-targets --all-features
+        CARGO_TARGET_DIR=target/msrv cargo "+$msrv" check -q -p md5x --no-default-features --lib
+    else
+        say "cargo check with Rust ${msrv:-?} (Cargo.toml's rust-version): NOT RUN (rustup could not install it here)"
+    fi
     if [ "$miri" = 1 ]; then
         say "cargo miri test (library unit tests)"
         MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p md5x --lib
@@ -109,7 +121,7 @@ start_bg() {
     set +m
     bg_pids+=("$bg_pid")
 }
-say "Miri, then the fuzzers: running beside the steps below (their report comes last)"
+say "Rust $msrv, Miri, then the fuzzers: running beside the steps below (their report comes last)"
 start_bg target/miri-fuzz.log miri_and_fuzz
 miri_pid=$bg_pid
 
