@@ -67,7 +67,8 @@
 //!   4.69 bytes/cycle at 8 KiB. On a guest of the Xeon of family 6 model 0xA7
 //!   (2026-12-02) the 16-byte stores and the kept state together ran it 1.04-1.14x
 //!   faster at 8 KiB and 1 MiB (1.02-1.10x at 1 KiB), 4.16-4.18 bytes/cycle at 8 KiB
-//!   with 2 and 3 groups, and 1.13-1.20x the direct loop (`docs/performance.md`).
+//!   with 2 and 3 groups, and 1.13-1.20x the direct loop with one group, 1.07-1.18x
+//!   with two (`docs/performance.md`).
 //!   AMD's cores keep the piped loop: on Zen 4 (2026-12-01) the staged one, as it was
 //!   then, ran 2 groups 4-10% faster in L2, but 3 groups, which AMD runs, level to 8%
 //!   slower, and 8 KiB messages from memory no faster.
