@@ -1,7 +1,7 @@
 //! md5x as a peer in `../shared/bench-peers/run.sh`, through its `EXTRA` hook.
 //!
 //!     cargo build --release -p md5x --example peer_bench
-//!     EXTRA=$CARGO_TARGET_DIR/release/examples/peer_bench ../shared/bench-peers/run.sh
+//!     EXTRA=$PWD/target/release/examples/peer_bench MD5X_PEER_BACKENDS=portable ../shared/bench-peers/run.sh
 //!
 //! usage: peer_bench A_MIB B_MIB C_MIB THREADS
 //!
