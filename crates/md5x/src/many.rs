@@ -354,7 +354,7 @@ pub fn hash_many_into_with<T: AsRef<[u8]>>(backend: Backend, inputs: &[T], out: 
 /// - Four or fewer on AVX-512 on Intel's cores, three to eight on Zen 4: one group of 4
 ///   lanes (two on Zen 4 for five to eight) with AVX-512VL's steps in `xmm` registers
 ///   (`kernels::avx512::xmm_lanes`).
-///   On Intel it ran two messages 14-23% faster than the integer pair (5-11% faster
+///   On Intel it ran two messages 14-23% faster than the integer pair (7-12% faster
 ///   than the pair with its second chain in an `xmm` register, which it replaced), and
 ///   three or four level to 10% faster than one 16-lane group (most at 1 KiB). On
 ///   Zen 4 it ran three or four 1.25-1.55x as fast as one 16-lane group, two groups
