@@ -64,6 +64,28 @@ fn lane_backends_reported() {
     );
 }
 
+/// The x86-64 backends are supported exactly where the CPU has their ISA (the scalar
+/// kernel and SSE2 on every x86-64 CPU), as the standard library's detection says: a
+/// backend wrongly refused here would leave its kernels out of every test that runs the
+/// supported backends.
+#[cfg(all(target_arch = "x86_64", target_pointer_width = "64", not(miri)))]
+#[test]
+fn x86_64_backends_supported_where_the_cpu_has_them() {
+    assert!(Backend::X86_64.is_supported());
+    assert!(Backend::Sse2.is_supported());
+    assert_eq!(
+        Backend::Avx2.is_supported(),
+        std::arch::is_x86_feature_detected!("avx2")
+    );
+    assert_eq!(
+        Backend::Avx512.is_supported(),
+        std::arch::is_x86_feature_detected!("avx512f")
+    );
+    assert!(!Backend::Neon.is_supported());
+    assert!(!Backend::Simd128.is_supported());
+    assert!(common::backends().contains(&Backend::Sse2));
+}
+
 #[test]
 fn every_length_0_to_1000_mixed() {
     let data = bytes(1100, 1);
