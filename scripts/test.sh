@@ -421,11 +421,11 @@ else
     pytest_in_venv "target/venv-ft-$ft_version" "$ft/bin/python3" ./crates/md5x-py
 fi
 
-say "Miri and the fuzzers (started before the release tests): their report"
+say "Rust $msrv, Miri and the fuzzers (started before the release tests): their report"
 mf=0
 wait "$miri_pid" || mf=$?
 cat target/miri-fuzz.log
-[ "$mf" = 0 ] || { echo "Miri or a fuzz target failed (above)" >&2; exit "$mf"; }
+[ "$mf" = 0 ] || { echo "The check with Rust $msrv, Miri or a fuzz target failed (above)" >&2; exit "$mf"; }
 if [ -n "$emu_pid" ]; then
     say "AVX-512 under emulation (started before aarch64): its report"
     emu=0
